@@ -1,0 +1,45 @@
+# The two commands of the README, and a few more. Every target sets up what
+# it needs first (scripts/setup-deps does nothing when all is present).
+.PHONY: all deps native mingw sanitize check check-native check-mingw \
+        check-sanitize demo clean
+
+all: native mingw
+
+deps:
+	@scripts/setup-deps
+
+build/%/CMakeCache.txt: | deps
+	cmake --preset $* >/dev/null
+
+native: deps build/native/CMakeCache.txt
+	cmake --build --preset native
+mingw: deps build/mingw/CMakeCache.txt
+	cmake --build --preset mingw
+sanitize: deps build/sanitize/CMakeCache.txt
+	cmake --build --preset sanitize
+
+check-native: native
+	ctest --preset native
+check-sanitize: sanitize
+	ctest --preset sanitize
+check-mingw: mingw
+	ctest --preset mingw
+
+# Every suite runs even when an earlier one fails; the exit status says
+# whether all passed.
+check: deps
+	@status=0; \
+	for s in native sanitize mingw; do \
+	  echo "=== $$s ==="; \
+	  $(MAKE) --no-print-directory check-$$s || status=1; \
+	done; \
+	exit $$status
+
+demo: native mingw
+	@echo "=== Linux ==="
+	@build/native/demo
+	@echo "=== Windows (under Wine) ==="
+	@tools/wine-run build/mingw/wineprefix build/mingw/demo.exe
+
+clean:
+	rm -rf build

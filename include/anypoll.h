@@ -1,0 +1,112 @@
+/* anypoll: one poll() that behaves the same on Linux and Windows, on every
+ * kind of descriptor, and never busy-waits.
+ *
+ * This is the whole public interface. Everything else in the library is
+ * internal and not exported.
+ */
+#ifndef ANYPOLL_H
+#define ANYPOLL_H
+
+#ifdef _WIN32
+/* struct pollfd and the POLL* constants come from <winsock2.h>, which only
+ * declares them for Windows Vista and later. */
+#  if defined(_WIN32_WINNT) && _WIN32_WINNT < 0x0600
+#    error "anypoll needs _WIN32_WINNT >= 0x0600 (struct pollfd in <winsock2.h>)"
+#  endif
+#  include <winsock2.h>
+typedef ULONG anypoll_nfds_t;
+#else
+#  include <poll.h>
+typedef nfds_t anypoll_nfds_t;
+#endif
+
+#if defined(_WIN32) && defined(ANYPOLL_SHARED_BUILD)
+#  define ANYPOLL_EXTERN __declspec(dllexport)
+#elif defined(_WIN32) && defined(ANYPOLL_SHARED)
+#  define ANYPOLL_EXTERN __declspec(dllimport)
+#elif defined(__GNUC__)
+#  define ANYPOLL_EXTERN __attribute__((visibility("default")))
+#else
+#  define ANYPOLL_EXTERN
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ANYPOLL_VERSION_MAJOR 0
+#define ANYPOLL_VERSION_MINOR 1
+#define ANYPOLL_VERSION_PATCH 0
+#define ANYPOLL_VERSION_STRING "0.1.0"
+
+/* anypoll_poll - wait for events on a set of descriptors.
+ *
+ * fds points to nfds entries of the platform's own struct pollfd. On POSIX,
+ * fd is a file descriptor. On Windows, fd holds a C runtime descriptor (what
+ * _pipe, _open, _fileno and _open_osfhandle return; poll a SOCKET by wrapping
+ * it with _open_osfhandle). An entry whose fd is negative (for example -1,
+ * which on Windows is INVALID_SOCKET) is ignored and gets revents 0.
+ *
+ * events selects POLLIN, POLLPRI and POLLOUT (and their RD/WR variants);
+ * POLLERR, POLLHUP and POLLNVAL are reported in revents whether asked or not.
+ *
+ * timeout_ms: 0 checks and returns at once; a positive value waits at most
+ * that many milliseconds (and never returns earlier, unless an event
+ * arrives); a negative value waits until an event arrives.
+ *
+ * Returns the number of entries with a non-zero revents (0 on timeout), or
+ * -1 with errno set:
+ *   EFAULT  fds is NULL and nfds > 0.
+ *   EINVAL  nfds exceeds the limit (the RLIMIT_NOFILE soft limit on POSIX,
+ *           ANYPOLL_MAX_NFDS on Windows).
+ *   EINTR   a signal (POSIX) or a user APC (Windows) interrupted the wait.
+ *   ENOMEM  resources for the wait could not be allocated.
+ *   EAGAIN  a helper thread or kernel object could not be created.
+ *
+ * Thread safety: any number of threads may call anypoll_poll at once, also
+ * on the same descriptors. */
+ANYPOLL_EXTERN int anypoll_poll(struct pollfd *fds, anypoll_nfds_t nfds,
+                                int timeout_ms);
+
+/* The largest nfds the Windows backend accepts. */
+#define ANYPOLL_MAX_NFDS (1UL << 20)
+
+/* ---- Testing and benchmark interface -------------------------------------
+ * Backends are selectable per call so the test suite can run once per
+ * backend and the benchmarks can compare strategies side by side. Programs
+ * should call anypoll_poll, which uses ANYPOLL_BACKEND_DEFAULT. */
+enum anypoll_backend {
+  ANYPOLL_BACKEND_DEFAULT = 0, /* the platform's best: EVENT on Windows,
+                                  POLL on POSIX (or SELECT if built so) */
+  ANYPOLL_BACKEND_POLL = 1,    /* POSIX: the kernel's poll() */
+  ANYPOLL_BACKEND_SELECT = 2,  /* POSIX: emulation on select() */
+  ANYPOLL_BACKEND_EVENT = 3,   /* Windows: event-driven; POSIX: same as POLL */
+  ANYPOLL_BACKEND_SLEEP1 = 4,  /* historical: check all, sleep 1 ms, repeat
+                                  (git's and gnulib's poll today) */
+  ANYPOLL_BACKEND_YIELD = 5    /* historical: check all, yield, repeat
+                                  (a busy wait; git's poll before 2014) */
+};
+
+/* anypoll_poll_with - anypoll_poll through the named backend.
+ * Same contract as anypoll_poll; additionally fails with EINVAL (-1) when
+ * the backend is unknown or not available on this platform. */
+ANYPOLL_EXTERN int anypoll_poll_with(int backend, struct pollfd *fds,
+                                     anypoll_nfds_t nfds, int timeout_ms);
+
+/* anypoll_backend_name - the backend's lower-case name ("event", "poll",
+ * "select", "sleep1", "yield", "default"), or NULL if unknown. */
+ANYPOLL_EXTERN const char *anypoll_backend_name(int backend);
+
+/* anypoll_backend_from_name - the inverse of anypoll_backend_name. Returns
+ * the backend's number, or -1 with errno EINVAL if the name is unknown or
+ * the backend is not available on this platform. */
+ANYPOLL_EXTERN int anypoll_backend_from_name(const char *name);
+
+/* anypoll_version - ANYPOLL_VERSION_STRING of the library linked in. */
+ANYPOLL_EXTERN const char *anypoll_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ANYPOLL_H */

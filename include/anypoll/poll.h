@@ -1,0 +1,24 @@
+/* Drop-in <poll.h>: include this instead of <poll.h> and a program written
+ * for POSIX poll() compiles unchanged on Windows, where every poll() call
+ * becomes anypoll_poll(). On POSIX it is <poll.h> plus anypoll as well.
+ *
+ * It may be included before or after <winsock2.h>. It must not be mixed
+ * with code that calls the real poll() in the same translation unit. */
+#ifndef ANYPOLL_POLL_H
+#define ANYPOLL_POLL_H
+
+#include "../anypoll.h"
+
+#ifdef _WIN32
+/* Winsock has struct pollfd and the constants but no nfds_t or INFTIM. */
+#  ifndef ANYPOLL_NO_NFDS_T
+typedef anypoll_nfds_t nfds_t;
+#  endif
+#  ifndef INFTIM
+#    define INFTIM (-1)
+#  endif
+#  undef poll
+#  define poll(fds, nfds, timeout) anypoll_poll((fds), (nfds), (timeout))
+#endif
+
+#endif /* ANYPOLL_POLL_H */

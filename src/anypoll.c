@@ -1,0 +1,51 @@
+/* The shared front end: argument checks common to every backend, and the
+ * dispatch from enum anypoll_backend to the platform's implementation. */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const backend_names[] = {
+  "default", "poll", "select", "event", "sleep1", "yield"
+};
+#define BACKEND_COUNT ((int)(sizeof backend_names / sizeof backend_names[0]))
+
+const char *anypoll_backend_name(int backend) {
+  if (backend < 0 || backend >= BACKEND_COUNT)
+    return NULL;
+  return backend_names[backend];
+}
+
+int anypoll_backend_from_name(const char *name) {
+  if (name != NULL) {
+    for (int i = 0; i < BACKEND_COUNT; i++)
+      if (strcmp(name, backend_names[i]) == 0 && anypoll__backend(i) != NULL)
+        return i;
+  }
+  errno = EINVAL;
+  return -1;
+}
+
+const char *anypoll_version(void) {
+  return ANYPOLL_VERSION_STRING;
+}
+
+int anypoll_poll_with(int backend, struct pollfd *fds, anypoll_nfds_t nfds,
+                      int timeout_ms) {
+  anypoll__poll_fn *fn = anypoll__backend(backend);
+  if (fn == NULL) {
+    errno = EINVAL;
+    return -1;
+  }
+  /* POSIX leaves NULL with nfds > 0 undefined; Linux reports EFAULT, and a
+   * portable library should too rather than crash. */
+  if (fds == NULL && nfds > 0) {
+    errno = EFAULT;
+    return -1;
+  }
+  return fn(fds, nfds, timeout_ms);
+}
+
+int anypoll_poll(struct pollfd *fds, anypoll_nfds_t nfds, int timeout_ms) {
+  return anypoll_poll_with(ANYPOLL_BACKEND_DEFAULT, fds, nfds, timeout_ms);
+}

@@ -1,0 +1,49 @@
+/* The POSIX backend table and the primitives the historical strategies use. */
+#include <errno.h>
+#include <sched.h>
+#include <time.h>
+
+#include "posix.h"
+
+static int posix_sleep1(struct pollfd *fds, anypoll_nfds_t nfds, int t) {
+  return anypoll__legacy_poll(fds, nfds, t, 0);
+}
+
+static int posix_yield(struct pollfd *fds, anypoll_nfds_t nfds, int t) {
+  return anypoll__legacy_poll(fds, nfds, t, 1);
+}
+
+anypoll__poll_fn *anypoll__backend(int backend) {
+  switch (backend) {
+  case ANYPOLL_BACKEND_DEFAULT:
+    return anypoll__posix_poll;
+  case ANYPOLL_BACKEND_POLL:
+  case ANYPOLL_BACKEND_EVENT:
+    return anypoll__posix_poll;
+  case ANYPOLL_BACKEND_SLEEP1:
+    return posix_sleep1;
+  case ANYPOLL_BACKEND_YIELD:
+    return posix_yield;
+  default:
+    return NULL;
+  }
+}
+
+int anypoll__check_now(struct pollfd *fds, anypoll_nfds_t nfds) {
+  return anypoll__posix_poll(fds, nfds, 0);
+}
+
+int anypoll__nap(int yield) {
+  if (yield) {
+    sched_yield();
+    return 0;
+  }
+  struct timespec ts = { 0, 1000000 };
+  return nanosleep(&ts, NULL) == 0 ? 0 : -1;
+}
+
+long long anypoll__now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

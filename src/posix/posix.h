@@ -1,0 +1,10 @@
+/* Declarations shared by the POSIX backend files. */
+#ifndef ANYPOLL_POSIX_H
+#define ANYPOLL_POSIX_H
+
+#include "../internal.h"
+
+anypoll__poll_fn anypoll__posix_poll;
+anypoll__poll_fn anypoll__posix_select;
+
+#endif

@@ -1,0 +1,102 @@
+/* The Windows backend table, one-time set-up, and the primitives the
+ * historical strategies use. */
+#include <errno.h>
+
+#include "win.h"
+
+struct anypoll__nt anypoll__nt;
+volatile LONG anypoll__test_fail_resources;
+
+static INIT_ONCE init_once = INIT_ONCE_STATIC_INIT;
+static int init_errno;
+
+static BOOL CALLBACK init_cb(PINIT_ONCE once, PVOID param, PVOID *ctx) {
+  (void)once, (void)param, (void)ctx;
+  HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
+  if (ntdll == NULL) {
+    init_errno = ENOSYS;
+    return TRUE;
+  }
+  /* Cast through FARPROC's generic form: the prototypes are declared in
+   * win.h, and GetProcAddress cannot know them. */
+#define RESOLVE(field, name)                                                 \
+  anypoll__nt.field = (void *)(INT_PTR)GetProcAddress(ntdll, name);         \
+  if (anypoll__nt.field == NULL) {                                           \
+    init_errno = ENOSYS;                                                     \
+    return TRUE;                                                             \
+  }
+  RESOLVE(query_information_file, "NtQueryInformationFile")
+  RESOLVE(device_io_control_file, "NtDeviceIoControlFile")
+  RESOLVE(create_file, "NtCreateFile")
+  RESOLVE(cancel_io_file_ex, "NtCancelIoFileEx")
+#undef RESOLVE
+  /* Classification calls getsockopt(), which needs Winsock started even in
+   * a program that has no socket. The reference is never released: the
+   * library lives as long as the process. */
+  WSADATA wsa;
+  if (WSAStartup(MAKEWORD(2, 2), &wsa) != 0)
+    init_errno = EAGAIN;
+  return TRUE;
+}
+
+int anypoll__win_init(void) {
+  InitOnceExecuteOnce(&init_once, init_cb, NULL, NULL);
+  if (init_errno != 0) {
+    errno = init_errno;
+    return -1;
+  }
+  return 0;
+}
+
+int anypoll__test_should_fail(void) {
+  for (;;) {
+    LONG n = anypoll__test_fail_resources;
+    if (n <= 0)
+      return 0;
+    if (InterlockedCompareExchange(&anypoll__test_fail_resources, n - 1, n) == n)
+      return 1;
+  }
+}
+
+static int win_sleep1(struct pollfd *fds, anypoll_nfds_t nfds, int t) {
+  return anypoll__legacy_poll(fds, nfds, t, 0);
+}
+
+static int win_yield(struct pollfd *fds, anypoll_nfds_t nfds, int t) {
+  return anypoll__legacy_poll(fds, nfds, t, 1);
+}
+
+anypoll__poll_fn *anypoll__backend(int backend) {
+  switch (backend) {
+  case ANYPOLL_BACKEND_DEFAULT:
+  case ANYPOLL_BACKEND_EVENT:
+    return anypoll__win_event_poll;
+  case ANYPOLL_BACKEND_SLEEP1:
+    return win_sleep1;
+  case ANYPOLL_BACKEND_YIELD:
+    return win_yield;
+  default:
+    return NULL;
+  }
+}
+
+int anypoll__check_now(struct pollfd *fds, anypoll_nfds_t nfds) {
+  return anypoll__win_event_poll(fds, nfds, 0);
+}
+
+int anypoll__nap(int yield) {
+  if (yield) {
+    SwitchToThread();
+    return 0;
+  }
+  /* Alertable, as git's compat/poll does: a queued APC ends the wait. */
+  if (SleepEx(1, TRUE) == WAIT_IO_COMPLETION) {
+    errno = EINTR;
+    return -1;
+  }
+  return 0;
+}
+
+long long anypoll__now_ms(void) {
+  return (long long)GetTickCount64();
+}

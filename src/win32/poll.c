@@ -1,0 +1,268 @@
+/* The event-driven Windows backend: check every entry; if none is ready,
+ * arm one wake-up source per entry (see pipe.c, socket.c; consoles are
+ * waited on directly), block in one alertable kernel wait until any of
+ * them fires or the timeout passes, disarm everything, and check again. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "win.h"
+
+/* Pipe write ends give no notification when room appears; they are
+ * re-checked on a backoff from 1 ms that doubles up to this bound. */
+#define RECHECK_MAX_MS 16
+
+#define STACK_ITEMS 16
+
+/* ---- The calling thread's wake event ----------------------------------- */
+
+static INIT_ONCE fls_once = INIT_ONCE_STATIC_INIT;
+static DWORD fls_index = FLS_OUT_OF_INDEXES;
+
+static void WINAPI event_free(void *event) {
+  if (event != NULL)
+    CloseHandle(event);
+}
+
+static BOOL CALLBACK fls_init(PINIT_ONCE once, PVOID param, PVOID *ctx) {
+  (void)once, (void)param, (void)ctx;
+  fls_index = FlsAlloc(event_free);
+  return TRUE;
+}
+
+/* One manual-reset event per thread, made on its first wait and closed when
+ * the thread exits, so a call costs no CreateEvent. */
+static HANDLE thread_event(void) {
+  InitOnceExecuteOnce(&fls_once, fls_init, NULL, NULL);
+  if (fls_index == FLS_OUT_OF_INDEXES || anypoll__test_should_fail()) {
+    errno = EAGAIN;
+    return NULL;
+  }
+  HANDLE e = FlsGetValue(fls_index);
+  if (e == NULL) {
+    e = CreateEventW(NULL, TRUE, FALSE, NULL);
+    if (e == NULL || !FlsSetValue(fls_index, e)) {
+      if (e != NULL)
+        CloseHandle(e);
+      errno = EAGAIN;
+      return NULL;
+    }
+  }
+  return e;
+}
+
+/* ---- Clock --------------------------------------------------------------- */
+
+static LONGLONG qpc_now(void) {
+  LARGE_INTEGER t;
+  QueryPerformanceCounter(&t);
+  return t.QuadPart;
+}
+
+static LONGLONG qpc_freq(void) {
+  LARGE_INTEGER f;
+  QueryPerformanceFrequency(&f);
+  return f.QuadPart;
+}
+
+/* Milliseconds left until deadline, rounded up so that a wait never ends
+ * before it; 0 once it has passed. */
+static DWORD ms_left(LONGLONG deadline, LONGLONG freq) {
+  LONGLONG left = deadline - qpc_now();
+  if (left <= 0)
+    return 0;
+  LONGLONG ms = (left * 1000 + freq - 1) / freq;
+  return ms >= INFINITE ? INFINITE - 1 : (DWORD)ms;
+}
+
+/* ---- Checks -------------------------------------------------------------- */
+
+static int check_items(struct pollfd *fds, struct anypoll__item *items,
+                       anypoll_nfds_t nfds, HANDLE event) {
+  if (anypoll__socket_check(fds, items, nfds, event) != 0)
+    return -1;
+  int ready = 0;
+  for (anypoll_nfds_t i = 0; i < nfds; i++) {
+    struct anypoll__item *it = &items[i];
+    short ev = fds[i].events;
+    switch (it->kind) {
+    case ANYPOLL_KIND_IGNORED:
+      fds[i].revents = 0;
+      break;
+    case ANYPOLL_KIND_INVALID:
+      fds[i].revents = POLLNVAL;
+      break;
+    case ANYPOLL_KIND_PIPE:
+      fds[i].revents = anypoll__pipe_check(it, ev);
+      break;
+    case ANYPOLL_KIND_SOCKET:
+      break; /* done above, all at once */
+    case ANYPOLL_KIND_CONSOLE_IN:
+    case ANYPOLL_KIND_CONSOLE_OUT:
+      fds[i].revents = anypoll__console_check(it, ev);
+      break;
+    default:
+      fds[i].revents = anypoll__file_check(it, ev);
+      break;
+    }
+    ready += fds[i].revents != 0;
+  }
+  return ready;
+}
+
+/* ---- Waiting ------------------------------------------------------------- */
+
+struct wait_set {
+  HANDLE handles[MAXIMUM_WAIT_OBJECTS];
+  DWORD count;
+};
+
+static void wait_set_add(struct wait_set *s, HANDLE h) {
+  for (DWORD i = 0; i < s->count; i++)
+    if (s->handles[i] == h)
+      return;
+  s->handles[s->count++] = h;
+}
+
+/* Arms every entry; returns 0, or -1 with errno (with whatever was armed
+ * still to be disarmed by the caller). */
+static int arm_all(struct anypoll__waiter *w, struct wait_set *ws,
+                   struct pollfd *fds, struct anypoll__item *items,
+                   anypoll_nfds_t nfds) {
+  ws->count = 0;
+  ws->handles[ws->count++] = w->event;
+  for (anypoll_nfds_t i = 0; i < nfds; i++) {
+    struct anypoll__item *it = &items[i];
+    switch (it->kind) {
+    case ANYPOLL_KIND_PIPE:
+      /* Every read end is watched, POLLIN asked or not: its POLLHUP is
+       * reported regardless. */
+      if (anypoll__pipe_arm(w, it) != 0)
+        return -1;
+      if (it->writable && (fds[i].events & POLLOUT))
+        w->needs_recheck = 1;
+      break;
+    case ANYPOLL_KIND_CONSOLE_IN:
+      if (!(fds[i].events & POLLIN))
+        break;
+      /* Signalled while any input event is queued; the check has just
+       * discarded the ones that are not characters. */
+      if (ws->count < MAXIMUM_WAIT_OBJECTS)
+        wait_set_add(ws, it->handle);
+      else
+        w->needs_recheck = 1;
+      break;
+    default:
+      break;
+    }
+  }
+  return anypoll__socket_arm(w, fds, items, nfds);
+}
+
+static void disarm_all(struct anypoll__waiter *w) {
+  anypoll__pipe_disarm_all(w);
+  anypoll__socket_disarm(w);
+  w->needs_recheck = 0;
+}
+
+static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
+                     anypoll_nfds_t nfds, int timeout_ms, HANDLE event) {
+  LONGLONG freq = qpc_freq();
+  LONGLONG deadline = qpc_now() + (LONGLONG)timeout_ms * freq / 1000;
+
+  anypoll_nfds_t pipes = 0, async = 0;
+  for (anypoll_nfds_t i = 0; i < nfds; i++) {
+    if (items[i].kind == ANYPOLL_KIND_PIPE && items[i].readable) {
+      if (items[i].async)
+        async++;
+      else
+        pipes++;
+    }
+  }
+  struct anypoll__waiter w;
+  ZeroMemory(&w, sizeof w);
+  w.event = event;
+  if (anypoll__pipe_prepare(&w, pipes, async) != 0)
+    return -1;
+  int result;
+  struct wait_set *ws = malloc(sizeof *ws);
+  if (ws == NULL) {
+    errno = ENOMEM;
+    result = -1;
+    goto out;
+  }
+
+  DWORD backoff = 1;
+  for (;;) {
+    ResetEvent(event);
+    if (arm_all(&w, ws, fds, items, nfds) != 0) {
+      int saved = errno;
+      disarm_all(&w);
+      errno = saved;
+      result = -1;
+      break;
+    }
+    DWORD ms = timeout_ms < 0 ? INFINITE : ms_left(deadline, freq);
+    if (w.needs_recheck && ms > backoff)
+      ms = backoff;
+    DWORD r = WaitForMultipleObjectsEx(ws->count, ws->handles, FALSE, ms,
+                                       TRUE);
+    DWORD wait_error = r == WAIT_FAILED ? GetLastError() : 0;
+    int rechecked = w.needs_recheck;
+    disarm_all(&w);
+    if (r == WAIT_IO_COMPLETION) {
+      /* A user APC ran: the Windows analogue of a signal handler. */
+      errno = EINTR;
+      result = -1;
+      break;
+    }
+    if (r == WAIT_FAILED) {
+      result = anypoll__set_errno_win(wait_error);
+      break;
+    }
+    if (rechecked && r == WAIT_TIMEOUT && backoff < RECHECK_MAX_MS)
+      backoff *= 2;
+    result = check_items(fds, items, nfds, event);
+    if (result != 0)
+      break;
+    if (timeout_ms >= 0 && ms_left(deadline, freq) == 0)
+      break;
+  }
+out:
+  free(ws);
+  anypoll__pipe_release(&w);
+  return result;
+}
+
+int anypoll__win_event_poll(struct pollfd *fds, anypoll_nfds_t nfds,
+                            int timeout_ms) {
+  if (nfds > ANYPOLL_MAX_NFDS) {
+    errno = EINVAL;
+    return -1;
+  }
+  if (anypoll__win_init() != 0)
+    return -1;
+  struct anypoll__item stack_items[STACK_ITEMS];
+  struct anypoll__item *items = stack_items;
+  if (nfds > STACK_ITEMS) {
+    items = malloc(nfds * sizeof *items);
+    if (items == NULL) {
+      errno = ENOMEM;
+      return -1;
+    }
+  }
+  for (anypoll_nfds_t i = 0; i < nfds; i++)
+    anypoll__classify(fds[i].fd, &items[i]);
+
+  int result;
+  HANDLE event = thread_event();
+  if (event == NULL) {
+    result = -1;
+  } else {
+    result = check_items(fds, items, nfds, event);
+    if (result == 0 && timeout_ms != 0)
+      result = wait_loop(fds, items, nfds, timeout_ms, event);
+  }
+  if (items != stack_items)
+    free(items);
+  return result;
+}

@@ -1,0 +1,166 @@
+/* The one internal header of the Windows backend: the Windows headers, the
+ * few NT declarations mingw-w64 lacks, and the contract between the files of
+ * src/win32/ (one per handle kind, plus the wait loop and the thread pool). */
+#ifndef ANYPOLL_WIN_H
+#define ANYPOLL_WIN_H
+
+#ifndef WIN32_LEAN_AND_MEAN
+#  define WIN32_LEAN_AND_MEAN
+#endif
+#include <winsock2.h>
+#include <windows.h>
+#include <winternl.h>
+
+#include "../internal.h"
+
+/* ---- NT interfaces (ntdll) not declared by <winternl.h> ---------------- */
+
+#ifndef STATUS_PENDING
+#  define STATUS_PENDING ((NTSTATUS)0x00000103L)
+#endif
+#define ANYPOLL_STATUS_CANCELLED ((NTSTATUS)0xC0000120L)
+
+/* FILE_INFORMATION_CLASS values used here. */
+#define ANYPOLL_FILE_ACCESS_INFORMATION 8
+#define ANYPOLL_FILE_MODE_INFORMATION 16
+#define ANYPOLL_FILE_PIPE_LOCAL_INFORMATION 24
+
+#define ANYPOLL_FILE_PIPE_CLOSING_STATE 4
+
+typedef struct {
+  ULONG NamedPipeType;
+  ULONG NamedPipeConfiguration;
+  ULONG MaximumInstances;
+  ULONG CurrentInstances;
+  ULONG InboundQuota;
+  ULONG ReadDataAvailable;
+  ULONG OutboundQuota;
+  ULONG WriteQuotaAvailable;
+  ULONG NamedPipeState;
+  ULONG NamedPipeEnd;
+} anypoll__pipe_local_info;
+
+typedef NTSTATUS(NTAPI anypoll__nt_query_information_file_fn)(
+    HANDLE, PIO_STATUS_BLOCK, PVOID, ULONG, ULONG);
+typedef NTSTATUS(NTAPI anypoll__nt_device_io_control_file_fn)(
+    HANDLE, HANDLE, PVOID, PVOID, PIO_STATUS_BLOCK, ULONG, PVOID, ULONG, PVOID,
+    ULONG);
+typedef NTSTATUS(NTAPI anypoll__nt_create_file_fn)(
+    PHANDLE, ACCESS_MASK, POBJECT_ATTRIBUTES, PIO_STATUS_BLOCK, PLARGE_INTEGER,
+    ULONG, ULONG, ULONG, ULONG, PVOID, ULONG);
+typedef NTSTATUS(NTAPI anypoll__nt_cancel_io_file_ex_fn)(HANDLE,
+                                                         PIO_STATUS_BLOCK,
+                                                         PIO_STATUS_BLOCK);
+
+/* Resolved once by anypoll__win_init(); never NULL after it succeeds. */
+struct anypoll__nt {
+  anypoll__nt_query_information_file_fn *query_information_file;
+  anypoll__nt_device_io_control_file_fn *device_io_control_file;
+  anypoll__nt_create_file_fn *create_file;
+  anypoll__nt_cancel_io_file_ex_fn *cancel_io_file_ex;
+};
+extern struct anypoll__nt anypoll__nt;
+
+/* One-time process set-up (ntdll entry points, Winsock). Returns 0, or -1
+ * with errno. Safe to call from any number of threads. */
+int anypoll__win_init(void);
+
+/* ---- Errors (error.c) ---------------------------------------------------- */
+
+/* Sets errno from a Win32 error code and returns -1. */
+int anypoll__set_errno_win(DWORD error);
+
+/* ---- Descriptor classification (handle.c) -------------------------------- */
+
+enum anypoll__kind {
+  ANYPOLL_KIND_IGNORED = 0, /* negative fd */
+  ANYPOLL_KIND_INVALID,     /* not an open descriptor: POLLNVAL */
+  ANYPOLL_KIND_PIPE,        /* anonymous or named pipe */
+  ANYPOLL_KIND_SOCKET,
+  ANYPOLL_KIND_CONSOLE_IN,
+  ANYPOLL_KIND_CONSOLE_OUT,
+  ANYPOLL_KIND_FILE /* disk file, NUL, other character device */
+};
+
+/* What one pollfd entry refers to, worked out once per call. */
+struct anypoll__item {
+  HANDLE handle;
+  int kind;
+  unsigned readable : 1; /* pipe: the handle has read access */
+  unsigned writable : 1; /* pipe: the handle has write access */
+  unsigned async : 1;    /* pipe: opened for overlapped I/O */
+};
+
+/* Fills in item for the C runtime descriptor stored in a pollfd. */
+void anypoll__classify(SOCKET fd, struct anypoll__item *item);
+
+/* ---- Readiness checks, one file per kind --------------------------------
+ * Each returns the revents for the entry now (POLLERR/POLLHUP/POLLNVAL
+ * whatever was asked), without waiting and without consuming data. */
+short anypoll__pipe_check(const struct anypoll__item *item, short events);
+short anypoll__console_check(const struct anypoll__item *item, short events);
+short anypoll__file_check(const struct anypoll__item *item, short events);
+/* Sockets are checked all at once: one AFD poll with a zero timeout, whose
+ * completion signals event (reset again before returning). Sets revents of
+ * every socket entry; returns 0, or -1 with errno. */
+int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
+                          anypoll_nfds_t nfds, HANDLE event);
+
+
+/* ---- Waiting --------------------------------------------------------------
+ * A waiter is one anypoll_poll call that is about to block. Each kind arms
+ * its wait so that the waiter's event is set when the entry may have become
+ * ready, and disarms it before the call returns. */
+struct anypoll__pipe_sub;
+struct anypoll__waiter {
+  HANDLE event; /* manual-reset, owned by the calling thread */
+  struct anypoll__pipe_sub *pipe_subs;
+  anypoll_nfds_t pipe_sub_count;
+  /* Overlapped zero-byte reads on asynchronous pipe handles. */
+  OVERLAPPED *overlapped;
+  HANDLE *overlapped_handles;
+  anypoll_nfds_t overlapped_count;
+  /* The one AFD poll covering every socket of the call. */
+  void *afd_info;
+  IO_STATUS_BLOCK afd_iosb;
+  int afd_pending;
+  /* Pipe write ends cannot be waited on: they set a re-check interval. */
+  int needs_recheck;
+};
+
+/* pipe.c: space for a call that waits on sync_pipes synchronous and
+ * async_pipes asynchronous read ends; 0, or -1 with errno ENOMEM. */
+int anypoll__pipe_prepare(struct anypoll__waiter *w, anypoll_nfds_t sync_pipes,
+                          anypoll_nfds_t async_pipes);
+void anypoll__pipe_release(struct anypoll__waiter *w);
+
+/* pipe.c: arm a zero-byte read on a pipe read end (a pooled helper thread
+ * for synchronous handles, an overlapped read for asynchronous ones). */
+int anypoll__pipe_arm(struct anypoll__waiter *w,
+                      const struct anypoll__item *item);
+void anypoll__pipe_disarm_all(struct anypoll__waiter *w);
+
+/* socket.c: one overlapped AFD poll over the call's sockets. */
+int anypoll__socket_arm(struct anypoll__waiter *w, struct pollfd *fds,
+                        struct anypoll__item *items, anypoll_nfds_t nfds);
+void anypoll__socket_disarm(struct anypoll__waiter *w);
+
+/* ---- Helper threads (pool.c) ---------------------------------------------
+ * A pooled thread runs fn(arg) once and returns to the pool; idle threads
+ * exit after a while. Returns the worker's thread handle (owned by the pool,
+ * valid while fn runs) or NULL with errno EAGAIN. */
+HANDLE anypoll__pool_run(void (*fn)(void *), void *arg);
+
+/* How long an idle helper thread waits for work before it exits. */
+extern volatile LONG anypoll__pool_idle_ms;
+
+/* ---- Fault injection for the tests ---------------------------------------
+ * When non-zero, the next that many helper-thread or event creations fail
+ * as if the system were out of resources. */
+extern volatile LONG anypoll__test_fail_resources;
+int anypoll__test_should_fail(void);
+
+/* ---- Backends (poll.c) ---------------------------------------------------- */
+anypoll__poll_fn anypoll__win_event_poll;
+
+#endif /* ANYPOLL_WIN_H */

@@ -1,0 +1,168 @@
+/* Test helpers on POSIX. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test.h"
+
+#define CHECK(x)                                                             \
+  do {                                                                       \
+    if (!(x)) {                                                              \
+      perror(#x);                                                            \
+      tp_fail(__FILE__, __LINE__, #x, 0, 0, 0);                              \
+    }                                                                        \
+  } while (0)
+
+/* A write to a closed pipe or socket must fail with EPIPE, not kill the
+ * test; runs before main. */
+__attribute__((constructor)) static void ignore_sigpipe(void) {
+  signal(SIGPIPE, SIG_IGN);
+}
+
+void tp_pipe(int fds[2]) {
+  CHECK(pipe(fds) == 0);
+}
+
+static struct sockaddr_in loopback(int port) {
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons((unsigned short)port);
+  return a;
+}
+
+int tp_tcp_listener(int *port) {
+  int l = socket(AF_INET, SOCK_STREAM, 0);
+  CHECK(l >= 0);
+  struct sockaddr_in a = loopback(0);
+  CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0);
+  CHECK(listen(l, 16) == 0);
+  socklen_t len = sizeof a;
+  CHECK(getsockname(l, (struct sockaddr *)&a, &len) == 0);
+  *port = ntohs(a.sin_port);
+  return l;
+}
+
+int tp_tcp_accept(int listener) {
+  int s = accept(listener, NULL, NULL);
+  CHECK(s >= 0);
+  return s;
+}
+
+void tp_tcp_pair(int fds[2]) {
+  int port;
+  int l = tp_tcp_listener(&port);
+  int c = socket(AF_INET, SOCK_STREAM, 0);
+  CHECK(c >= 0);
+  struct sockaddr_in a = loopback(port);
+  CHECK(connect(c, (struct sockaddr *)&a, sizeof a) == 0);
+  fds[0] = tp_tcp_accept(l);
+  fds[1] = c;
+  close(l);
+}
+
+int tp_tcp_connect_nb(int port) {
+  int c = socket(AF_INET, SOCK_STREAM, 0);
+  CHECK(c >= 0);
+  tp_socket_set_nonblocking(c, 1);
+  struct sockaddr_in a = loopback(port);
+  int r = connect(c, (struct sockaddr *)&a, sizeof a);
+  CHECK(r == 0 || errno == EINPROGRESS || errno == ECONNREFUSED);
+  return c;
+}
+
+long tp_write(int fd, const void *buf, size_t len) {
+  return (long)write(fd, buf, len);
+}
+
+long tp_read(int fd, void *buf, size_t len) {
+  return (long)read(fd, buf, len);
+}
+
+long tp_send(int fd, const void *buf, size_t len) {
+  return (long)send(fd, buf, len, 0);
+}
+
+long tp_recv(int fd, void *buf, size_t len) {
+  return (long)recv(fd, buf, len, 0);
+}
+
+void tp_shutdown_wr(int fd) {
+  CHECK(shutdown(fd, SHUT_WR) == 0);
+}
+
+void tp_close_reset(int fd) {
+  struct linger lg = { 1, 0 };
+  CHECK(setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg) == 0);
+  close(fd);
+}
+
+void tp_close(int fd) {
+  close(fd);
+}
+
+int tp_socket_is_nonblocking(int fd) {
+  int flags = fcntl(fd, F_GETFL);
+  CHECK(flags >= 0);
+  return (flags & O_NONBLOCK) != 0;
+}
+
+void tp_socket_set_nonblocking(int fd, int on) {
+  int flags = fcntl(fd, F_GETFL);
+  CHECK(flags >= 0);
+  CHECK(fcntl(fd, F_SETFL, on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK) == 0);
+}
+
+int tp_unused_fd(void) {
+  int fd = dup(0);
+  if (fd < 0)
+    return 1000;
+  close(fd);
+  return fd;
+}
+
+struct tp_thread {
+  pthread_t id;
+  void (*fn)(void *);
+  void *arg;
+};
+
+static void *thread_main(void *p) {
+  tp_thread *t = p;
+  t->fn(t->arg);
+  return NULL;
+}
+
+tp_thread *tp_thread_start(void (*fn)(void *), void *arg) {
+  tp_thread *t = malloc(sizeof *t);
+  CHECK(t != NULL);
+  t->fn = fn;
+  t->arg = arg;
+  CHECK(pthread_create(&t->id, NULL, thread_main, t) == 0);
+  return t;
+}
+
+void tp_thread_join(tp_thread *t) {
+  CHECK(pthread_join(t->id, NULL) == 0);
+  free(t);
+}
+
+void tp_sleep_ms(int ms) {
+  struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+double tp_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}

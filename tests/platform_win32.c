@@ -1,0 +1,205 @@
+/* Test helpers on Windows: C runtime descriptors over pipes and sockets, so
+ * that the test cases read the same as on POSIX. */
+#include <winsock2.h>
+#include <ws2tcpip.h>
+#include <windows.h>
+#include <fcntl.h>
+#include <io.h>
+#include <string.h>
+
+#include "test.h"
+
+#define CHECK(x)                                                             \
+  do {                                                                       \
+    if (!(x)) {                                                              \
+      fprintf(stderr, "%s failed: error %lu, wsa %d\n", #x, GetLastError(),  \
+              WSAGetLastError());                                            \
+      tp_fail(__FILE__, __LINE__, #x, 0, 0, 0);                              \
+    }                                                                        \
+  } while (0)
+
+static void wsa_start(void) {
+  static int started;
+  if (!started) {
+    WSADATA d;
+    CHECK(WSAStartup(MAKEWORD(2, 2), &d) == 0);
+    started = 1;
+  }
+}
+
+static SOCKET sock_of(int fd) {
+  return (SOCKET)_get_osfhandle(fd);
+}
+
+static int is_socket(int fd) {
+  int type, len = sizeof type;
+  return getsockopt(sock_of(fd), SOL_SOCKET, SO_TYPE, (char *)&type, &len) == 0;
+}
+
+static int fd_of(SOCKET s) {
+  int fd = _open_osfhandle((intptr_t)s, _O_BINARY);
+  CHECK(fd >= 0);
+  return fd;
+}
+
+void tp_pipe(int fds[2]) {
+  /* 4096 bytes, as a Linux pipe holds at least that much. */
+  CHECK(_pipe(fds, 4096, _O_BINARY) == 0);
+}
+
+static struct sockaddr_in loopback(int port) {
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons((unsigned short)port);
+  return a;
+}
+
+int tp_tcp_listener(int *port) {
+  wsa_start();
+  SOCKET l = socket(AF_INET, SOCK_STREAM, 0);
+  CHECK(l != INVALID_SOCKET);
+  struct sockaddr_in a = loopback(0);
+  CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0);
+  CHECK(listen(l, 16) == 0);
+  int len = sizeof a;
+  CHECK(getsockname(l, (struct sockaddr *)&a, &len) == 0);
+  *port = ntohs(a.sin_port);
+  return fd_of(l);
+}
+
+int tp_tcp_accept(int listener) {
+  SOCKET s = accept(sock_of(listener), NULL, NULL);
+  CHECK(s != INVALID_SOCKET);
+  return fd_of(s);
+}
+
+void tp_tcp_pair(int fds[2]) {
+  int port;
+  int l = tp_tcp_listener(&port);
+  SOCKET c = socket(AF_INET, SOCK_STREAM, 0);
+  CHECK(c != INVALID_SOCKET);
+  struct sockaddr_in a = loopback(port);
+  CHECK(connect(c, (struct sockaddr *)&a, sizeof a) == 0);
+  fds[0] = tp_tcp_accept(l);
+  fds[1] = fd_of(c);
+  tp_close(l);
+}
+
+int tp_tcp_connect_nb(int port) {
+  wsa_start();
+  SOCKET c = socket(AF_INET, SOCK_STREAM, 0);
+  CHECK(c != INVALID_SOCKET);
+  u_long on = 1;
+  CHECK(ioctlsocket(c, FIONBIO, &on) == 0);
+  struct sockaddr_in a = loopback(port);
+  int r = connect(c, (struct sockaddr *)&a, sizeof a);
+  CHECK(r == 0 || WSAGetLastError() == WSAEWOULDBLOCK);
+  return fd_of(c);
+}
+
+long tp_write(int fd, const void *buf, size_t len) {
+  return _write(fd, buf, (unsigned)len);
+}
+
+long tp_read(int fd, void *buf, size_t len) {
+  return _read(fd, buf, (unsigned)len);
+}
+
+long tp_send(int fd, const void *buf, size_t len) {
+  return send(sock_of(fd), buf, (int)len, 0);
+}
+
+long tp_recv(int fd, void *buf, size_t len) {
+  return recv(sock_of(fd), buf, (int)len, 0);
+}
+
+void tp_shutdown_wr(int fd) {
+  CHECK(shutdown(sock_of(fd), SD_SEND) == 0);
+}
+
+void tp_close_reset(int fd) {
+  struct linger lg = { 1, 0 };
+  CHECK(setsockopt(sock_of(fd), SOL_SOCKET, SO_LINGER, (char *)&lg,
+                   sizeof lg) == 0);
+  tp_close(fd);
+}
+
+void tp_close(int fd) {
+  /* A socket must be closed by Winsock; the C runtime's CloseHandle of the
+   * already closed handle then only frees the descriptor. */
+  if (is_socket(fd))
+    closesocket(sock_of(fd));
+  _close(fd);
+}
+
+int tp_socket_is_nonblocking(int fd) {
+  /* Windows cannot report a socket's mode, so find it out: a recv on a
+   * socket with nothing to read fails at once only in non-blocking mode.
+   * The caller must guarantee nothing is readable. A blocking socket gets
+   * a receive timeout first so that the probe cannot hang. */
+  SOCKET s = sock_of(fd);
+  DWORD old = 0, tmo = 200;
+  int len = sizeof old;
+  CHECK(getsockopt(s, SOL_SOCKET, SO_RCVTIMEO, (char *)&old, &len) == 0);
+  CHECK(setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, (char *)&tmo, sizeof tmo) == 0);
+  char c;
+  int r = recv(s, &c, 1, 0);
+  int err = WSAGetLastError();
+  CHECK(setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, (char *)&old, sizeof old) == 0);
+  CHECK(r < 0);
+  return err == WSAEWOULDBLOCK;
+}
+
+void tp_socket_set_nonblocking(int fd, int on) {
+  u_long v = (u_long)on;
+  CHECK(ioctlsocket(sock_of(fd), FIONBIO, &v) == 0);
+}
+
+int tp_unused_fd(void) {
+  int fd = _dup(2);
+  if (fd < 0)
+    return 1000;
+  _close(fd);
+  return fd;
+}
+
+struct tp_thread {
+  HANDLE h;
+  void (*fn)(void *);
+  void *arg;
+};
+
+static DWORD WINAPI thread_main(void *p) {
+  tp_thread *t = p;
+  t->fn(t->arg);
+  return 0;
+}
+
+tp_thread *tp_thread_start(void (*fn)(void *), void *arg) {
+  tp_thread *t = malloc(sizeof *t);
+  CHECK(t != NULL);
+  t->fn = fn;
+  t->arg = arg;
+  t->h = CreateThread(NULL, 0, thread_main, t, 0, NULL);
+  CHECK(t->h != NULL);
+  return t;
+}
+
+void tp_thread_join(tp_thread *t) {
+  CHECK(WaitForSingleObject(t->h, INFINITE) == WAIT_OBJECT_0);
+  CloseHandle(t->h);
+  free(t);
+}
+
+void tp_sleep_ms(int ms) {
+  Sleep((DWORD)ms);
+}
+
+double tp_now_ms(void) {
+  LARGE_INTEGER t, f;
+  QueryPerformanceCounter(&t);
+  QueryPerformanceFrequency(&f);
+  return (double)t.QuadPart * 1e3 / (double)f.QuadPart;
+}

@@ -1,0 +1,50 @@
+/* Runs one test case (or every one) against one backend:
+ *   anypoll_test [CASE|all|--list] [BACKEND]   */
+#include <string.h>
+
+#include "test.h"
+
+#define TEST_CASE(name) TEST(name);
+#include "list.h"
+#undef TEST_CASE
+
+static const struct {
+  const char *name;
+  void (*fn)(void);
+} cases[] = {
+#define TEST_CASE(name) { #name, test_##name },
+#include "list.h"
+#undef TEST_CASE
+};
+#define CASE_COUNT (sizeof cases / sizeof cases[0])
+
+int main(int argc, char **argv) {
+  setvbuf(stdout, NULL, _IONBF, 0);
+  const char *which = argc > 1 ? argv[1] : "all";
+  if (strcmp(which, "--list") == 0) {
+    for (size_t i = 0; i < CASE_COUNT; i++)
+      printf("%s\n", cases[i].name);
+    return 0;
+  }
+  if (argc > 2) {
+    tp_backend = anypoll_backend_from_name(argv[2]);
+    if (tp_backend < 0) {
+      fprintf(stderr, "backend %s is not available here\n", argv[2]);
+      return 2;
+    }
+  }
+  int ran = 0;
+  for (size_t i = 0; i < CASE_COUNT; i++) {
+    if (strcmp(which, "all") != 0 && strcmp(which, cases[i].name) != 0)
+      continue;
+    printf("%s [%s] ...\n", cases[i].name, anypoll_backend_name(tp_backend));
+    cases[i].fn();
+    printf("%s [%s] ok\n", cases[i].name, anypoll_backend_name(tp_backend));
+    ran++;
+  }
+  if (ran == 0) {
+    fprintf(stderr, "no test case named %s\n", which);
+    return 2;
+  }
+  return 0;
+}

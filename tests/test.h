@@ -1,0 +1,85 @@
+/* The test harness: assertions that print what failed and where, and the
+ * portable helpers (tp_*) that let one test source run natively and under
+ * Wine. Each test case runs in its own process, started by CTest with a
+ * timeout; a failed assertion ends the process with status 1. */
+#ifndef ANYPOLL_TEST_H
+#define ANYPOLL_TEST_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "anypoll.h"
+
+#define TEST(name) void test_##name(void)
+
+void tp_fail(const char *file, int line, const char *what, long long a,
+             long long b, int show);
+
+#define ASSERT(expr)                                                         \
+  do {                                                                       \
+    if (!(expr))                                                             \
+      tp_fail(__FILE__, __LINE__, #expr, 0, 0, 0);                           \
+  } while (0)
+
+#define ASSERT_OP(a, op, b)                                                  \
+  do {                                                                       \
+    long long a_ = (long long)(a), b_ = (long long)(b);                      \
+    if (!(a_ op b_))                                                         \
+      tp_fail(__FILE__, __LINE__, #a " " #op " " #b, a_, b_, 1);             \
+  } while (0)
+
+#define ASSERT_EQ(a, b) ASSERT_OP(a, ==, b)
+#define ASSERT_NE(a, b) ASSERT_OP(a, !=, b)
+#define ASSERT_GE(a, b) ASSERT_OP(a, >=, b)
+#define ASSERT_LE(a, b) ASSERT_OP(a, <=, b)
+#define ASSERT_LT(a, b) ASSERT_OP(a, <, b)
+#define ASSERT_GT(a, b) ASSERT_OP(a, >, b)
+
+/* The backend under test, from the command line (default: ANYPOLL_BACKEND_DEFAULT). */
+extern int tp_backend;
+
+/* anypoll_poll_with(tp_backend, ...). */
+int tp_poll(struct pollfd *fds, anypoll_nfds_t nfds, int timeout_ms);
+
+/* Sets up one pollfd entry. */
+void tp_pfd(struct pollfd *p, int fd, short events);
+
+/* An anonymous pipe: fds[0] reads, fds[1] writes. */
+void tp_pipe(int fds[2]);
+/* A connected TCP pair on loopback, as descriptors. */
+void tp_tcp_pair(int fds[2]);
+/* A listening TCP socket on loopback; *port gets its port. */
+int tp_tcp_listener(int *port);
+/* A socket whose non-blocking connect to a closed loopback port is under
+ * way (it will be refused). */
+int tp_tcp_connect_nb(int port);
+/* Accepts one connection on a listener. */
+int tp_tcp_accept(int listener);
+
+long tp_write(int fd, const void *buf, size_t len);
+long tp_read(int fd, void *buf, size_t len);
+long tp_send(int fd, const void *buf, size_t len);
+long tp_recv(int fd, void *buf, size_t len);
+void tp_shutdown_wr(int fd);
+/* Closes with a reset (SO_LINGER 0) instead of an orderly shutdown. */
+void tp_close_reset(int fd);
+void tp_close(int fd);
+
+/* Whether a socket descriptor is in non-blocking mode, found by trying a
+ * recv on an empty socket. */
+int tp_socket_is_nonblocking(int fd);
+void tp_socket_set_nonblocking(int fd, int on);
+
+/* A descriptor number that is not open. */
+int tp_unused_fd(void);
+
+typedef struct tp_thread tp_thread;
+tp_thread *tp_thread_start(void (*fn)(void *), void *arg);
+void tp_thread_join(tp_thread *t);
+
+void tp_sleep_ms(int ms);
+/* A monotonic clock, in milliseconds with sub-millisecond resolution. */
+double tp_now_ms(void);
+
+#endif

@@ -1,0 +1,92 @@
+/* The whole-call rules every backend follows, on the simplest descriptors. */
+#include <errno.h>
+
+#include "test.h"
+
+TEST(timeout_zero_nothing_ready) {
+  int p[2];
+  tp_pipe(p);
+  struct pollfd fd;
+  tp_pfd(&fd, p[0], POLLIN);
+  ASSERT_EQ(tp_poll(&fd, 1, 0), 0);
+  ASSERT_EQ(fd.revents, 0);
+  tp_close(p[0]);
+  tp_close(p[1]);
+}
+
+TEST(pipe_data_pollin) {
+  int p[2];
+  tp_pipe(p);
+  ASSERT_EQ(tp_write(p[1], "abc", 3), 3);
+  struct pollfd fd;
+  tp_pfd(&fd, p[0], POLLIN);
+  ASSERT_EQ(tp_poll(&fd, 1, 0), 1);
+  ASSERT_EQ(fd.revents, POLLIN);
+  /* Polling consumed nothing. */
+  char buf[8];
+  ASSERT_EQ(tp_read(p[0], buf, sizeof buf), 3);
+  tp_close(p[0]);
+  tp_close(p[1]);
+}
+
+TEST(pipe_writer_closed_pollhup) {
+  int p[2];
+  tp_pipe(p);
+  tp_close(p[1]);
+  struct pollfd fd;
+  tp_pfd(&fd, p[0], POLLIN);
+  ASSERT_EQ(tp_poll(&fd, 1, 0), 1);
+  ASSERT_EQ(fd.revents, POLLHUP);
+  tp_close(p[0]);
+}
+
+TEST(invalid_fd_pollnval) {
+  struct pollfd fd;
+  tp_pfd(&fd, tp_unused_fd(), POLLIN);
+  ASSERT_EQ(tp_poll(&fd, 1, 0), 1);
+  ASSERT_EQ(fd.revents, POLLNVAL);
+}
+
+TEST(negative_fd_ignored) {
+  int p[2];
+  tp_pipe(p);
+  ASSERT_EQ(tp_write(p[1], "x", 1), 1);
+  struct pollfd fds[3];
+  tp_pfd(&fds[0], -1, POLLIN);
+  tp_pfd(&fds[1], p[0], POLLIN);
+  tp_pfd(&fds[2], -5, POLLIN | POLLOUT);
+  ASSERT_EQ(tp_poll(fds, 3, 0), 1);
+  ASSERT_EQ(fds[0].revents, 0);
+  ASSERT_EQ(fds[1].revents, POLLIN);
+  ASSERT_EQ(fds[2].revents, 0);
+  /* Only ignored entries: a timed wait that times out. */
+  ASSERT_EQ(tp_poll(fds, 1, 20), 0);
+  ASSERT_EQ(fds[0].revents, 0);
+  tp_close(p[0]);
+  tp_close(p[1]);
+}
+
+TEST(nfds_zero_sleeps_for_timeout) {
+  double start = tp_now_ms();
+  ASSERT_EQ(tp_poll(NULL, 0, 50), 0);
+  double elapsed = tp_now_ms() - start;
+  /* Never early: the wait must last the whole timeout. */
+  ASSERT_GE(elapsed, 50);
+}
+
+TEST(null_fds_with_nfds_efault) {
+  errno = 0;
+  ASSERT_EQ(tp_poll(NULL, 1, 0), -1);
+  ASSERT_EQ(errno, EFAULT);
+}
+
+TEST(unknown_backend_einval) {
+  struct pollfd fd;
+  tp_pfd(&fd, -1, POLLIN);
+  errno = 0;
+  ASSERT_EQ(anypoll_poll_with(99, &fd, 1, 0), -1);
+  ASSERT_EQ(errno, EINVAL);
+  errno = 0;
+  ASSERT_EQ(anypoll_backend_from_name("no-such-backend"), -1);
+  ASSERT_EQ(errno, EINVAL);
+}
