@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -165,4 +166,17 @@ double tp_now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+long tp_send_oob(int fd, char byte) {
+  return (long)send(fd, &byte, 1, MSG_OOB);
+}
+
+void tp_raise_fd_limit(int n) {
+  struct rlimit r;
+  CHECK(getrlimit(RLIMIT_NOFILE, &r) == 0);
+  if (r.rlim_cur >= (rlim_t)n)
+    return;
+  r.rlim_cur = (rlim_t)n;
+  CHECK(setrlimit(RLIMIT_NOFILE, &r) == 0);
 }

@@ -203,3 +203,13 @@ double tp_now_ms(void) {
   QueryPerformanceFrequency(&f);
   return (double)t.QuadPart * 1e3 / (double)f.QuadPart;
 }
+
+long tp_send_oob(int fd, char byte) {
+  return send(sock_of(fd), &byte, 1, MSG_OOB);
+}
+
+void tp_raise_fd_limit(int n) {
+  /* msvcrt's low-level descriptors are not limited below its fixed table
+   * of 2048; asking for more cannot be granted. */
+  CHECK(n <= 2048);
+}

@@ -4,6 +4,11 @@
 
 #include "test.h"
 
+#ifdef _WIN32
+#  define TEST_CASE_WIN(name) TEST_CASE(name)
+#  define TEST_CASE_CONSOLE(name) TEST_CASE(name)
+#endif
+
 #define TEST_CASE(name) TEST(name);
 #include "list.h"
 #undef TEST_CASE

@@ -78,6 +78,12 @@ typedef struct tp_thread tp_thread;
 tp_thread *tp_thread_start(void (*fn)(void *), void *arg);
 void tp_thread_join(tp_thread *t);
 
+/* Sends one out-of-band byte. */
+long tp_send_oob(int fd, char byte);
+
+/* Makes sure at least n descriptors can be open at once. */
+void tp_raise_fd_limit(int n);
+
 void tp_sleep_ms(int ms);
 /* A monotonic clock, in milliseconds with sub-millisecond resolution. */
 double tp_now_ms(void);

@@ -40,6 +40,7 @@ struct watch {
   int reading;                    /* a helper owns the zero-byte read */
   int in_read;                    /* ... and may be inside ReadFile */
   int cancel;                     /* the last user left: stop the read */
+  int pins;                       /* cancellers waiting for the helper */
   HANDLE thread;                  /* the helper, valid while reading */
 };
 
@@ -71,7 +72,7 @@ static struct watch *watch_find(struct bucket *b, HANDLE h) {
 }
 
 static void watch_release_if_unused(struct bucket *b, struct watch *w) {
-  if (w->users != 0 || w->reading)
+  if (w->users != 0 || w->reading || w->pins != 0)
     return;
   for (struct watch **p = &b->head; *p != NULL; p = &(*p)->next) {
     if (*p == w) {
@@ -263,11 +264,15 @@ static void disarm_sync(struct anypoll__pipe_sub *sub) {
   if (--w->users == 0 && w->reading) {
     w->cancel = 1;
     WakeAllConditionVariable(&b->cv); /* a helper still waiting for peeks */
+    /* The pin keeps the helper, which ends the read, from freeing w under
+     * us while the lock is released inside the wait. */
+    w->pins++;
     while (w->reading && w->users == 0) {
       if (w->in_read)
         CancelSynchronousIo(w->thread);
       SleepConditionVariableSRW(&b->cv, &table_lock, 1, 0);
     }
+    w->pins--;
   }
   watch_release_if_unused(b, w);
   ReleaseSRWLockExclusive(&table_lock);
