@@ -134,10 +134,9 @@ static int pipe_has_room(const anypoll__pipe_local_info *info) {
 short anypoll__pipe_check(const struct anypoll__item *item, short events) {
   HANDLE h = item->handle;
   short revents = 0;
-  /* Overlapped handles are not serialised by the I/O manager: querying one
-   * never waits behind a pending read. */
-  int guarded = !item->async;
-  if (guarded && peek_begin(h))
+  /* Guarded even if the handle is asynchronous (not serialised by the I/O
+   * manager): finding that out would cost another system call per check. */
+  if (peek_begin(h))
     return 0;
 
   anypoll__pipe_local_info info;
@@ -175,8 +174,7 @@ short anypoll__pipe_check(const struct anypoll__item *item, short events) {
       revents |= events & POLLOUT;
     }
   }
-  if (guarded)
-    peek_end(h);
+  peek_end(h);
   return revents;
 }
 
