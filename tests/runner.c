@@ -25,6 +25,8 @@ static const struct {
 
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IONBF, 0);
+  if (argc > 1 && strcmp(argv[1], "--child") == 0)
+    return tp_child_main(argc, argv);
   const char *which = argc > 1 ? argv[1] : "all";
   if (strcmp(which, "--list") == 0) {
     for (size_t i = 0; i < CASE_COUNT; i++)

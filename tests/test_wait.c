@@ -565,3 +565,56 @@ TEST(concurrent_callers) {
     tp_close(p[i][1]);
   }
 }
+
+/* The write comes from another process, which then exits: POLLIN first,
+ * POLLHUP once the last writer is gone. */
+TEST(pipe_wakes_on_write_from_child) {
+  int p[2];
+  tp_pipe(p);
+  tp_child *c = tp_child_writer(p[1], 50, 50);
+  tp_close(p[1]);
+  struct pollfd fd;
+  tp_pfd(&fd, p[0], POLLIN);
+  ASSERT_EQ(tp_poll(&fd, 1, -1), 1);
+  /* The child may already have exited when the call looks. */
+  ASSERT(fd.revents == POLLIN || fd.revents == (POLLIN | POLLHUP));
+  char ch = 0;
+  ASSERT_EQ(tp_read(p[0], &ch, 1), 1);
+  ASSERT_EQ(ch, 'c');
+  ASSERT_EQ(tp_poll(&fd, 1, -1), 1);
+  ASSERT_EQ(fd.revents, POLLHUP);
+  tp_child_wait(c);
+  tp_close(p[0]);
+}
+
+struct killer {
+  tp_child *child;
+  int delay_ms;
+};
+
+static void kill_later(void *arg) {
+  struct killer *k = arg;
+  tp_sleep_ms(k->delay_ms);
+  tp_child_kill(k->child);
+}
+
+/* The writer vanishes mid-wait (killed, not exiting cleanly). */
+TEST(pipe_hup_when_child_killed) {
+  int p[2];
+  tp_pipe(p);
+  tp_child *c = tp_child_writer(p[1], 0, 60000);
+  tp_close(p[1]);
+  struct pollfd fd;
+  tp_pfd(&fd, p[0], POLLIN);
+  ASSERT_EQ(tp_poll(&fd, 1, 10000), 1);
+  ASSERT_EQ(fd.revents, POLLIN);
+  char ch;
+  ASSERT_EQ(tp_read(p[0], &ch, 1), 1);
+  struct killer k = { c, 100 };
+  tp_thread *t = tp_thread_start(kill_later, &k);
+  ASSERT_EQ(tp_poll(&fd, 1, -1), 1);
+  ASSERT_EQ(fd.revents, POLLHUP);
+  tp_thread_join(t);
+  tp_child_wait(c);
+  tp_close(p[0]);
+}
