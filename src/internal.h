@@ -33,7 +33,8 @@ int anypoll__check_now(struct pollfd *fds, anypoll_nfds_t nfds);
  * (yield != 0). Returns 0, or -1 with errno EINTR when interrupted. */
 int anypoll__nap(int yield);
 
-/* A monotonic clock in milliseconds. */
-long long anypoll__now_ms(void);
+/* A monotonic clock in microseconds (QueryPerformanceCounter on Windows:
+ * GetTickCount64 lags behind it, under Wine by up to a timer tick). */
+long long anypoll__now_us(void);
 
 #endif /* ANYPOLL_INTERNAL_H */

@@ -6,14 +6,13 @@
 
 int anypoll__legacy_poll(struct pollfd *fds, anypoll_nfds_t nfds,
                          int timeout_ms, int yield) {
-  long long start = anypoll__now_ms();
+  long long start = anypoll__now_us();
   for (;;) {
     int n = anypoll__check_now(fds, nfds);
     if (n != 0 || timeout_ms == 0)
       return n;
-    /* Strictly greater: the clock's readings are truncated, and a timeout
-     * must never end early. */
-    if (timeout_ms > 0 && anypoll__now_ms() - start > timeout_ms)
+    if (timeout_ms > 0 &&
+        anypoll__now_us() - start >= (long long)timeout_ms * 1000)
       return 0;
     if (anypoll__nap(yield) != 0)
       return -1;

@@ -42,8 +42,8 @@ int anypoll__nap(int yield) {
   return nanosleep(&ts, NULL) == 0 ? 0 : -1;
 }
 
-long long anypoll__now_ms(void) {
+long long anypoll__now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }

@@ -97,6 +97,10 @@ int anypoll__nap(int yield) {
   return 0;
 }
 
-long long anypoll__now_ms(void) {
-  return (long long)GetTickCount64();
+long long anypoll__now_us(void) {
+  LARGE_INTEGER t, f;
+  QueryPerformanceCounter(&t);
+  QueryPerformanceFrequency(&f);
+  return (long long)(t.QuadPart / f.QuadPart * 1000000 +
+                     t.QuadPart % f.QuadPart * 1000000 / f.QuadPart);
 }
