@@ -11,8 +11,10 @@ int anypoll__legacy_poll(struct pollfd *fds, anypoll_nfds_t nfds,
     int n = anypoll__check_now(fds, nfds);
     if (n != 0 || timeout_ms == 0)
       return n;
+    /* Strictly greater: both readings are truncated to the microsecond,
+     * and a timeout must never end early. */
     if (timeout_ms > 0 &&
-        anypoll__now_us() - start >= (long long)timeout_ms * 1000)
+        anypoll__now_us() - start > (long long)timeout_ms * 1000)
       return 0;
     if (anypoll__nap(yield) != 0)
       return -1;

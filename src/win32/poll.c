@@ -167,7 +167,8 @@ static void disarm_all(struct anypoll__waiter *w) {
 static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
                      anypoll_nfds_t nfds, int timeout_ms, HANDLE event) {
   LONGLONG freq = qpc_freq();
-  LONGLONG deadline = qpc_now() + (LONGLONG)timeout_ms * freq / 1000;
+  /* Rounded up, like every conversion of time here: never early. */
+  LONGLONG deadline = qpc_now() + ((LONGLONG)timeout_ms * freq + 999) / 1000;
 
   anypoll_nfds_t pipes = 0, async = 0;
   for (anypoll_nfds_t i = 0; i < nfds; i++) {
