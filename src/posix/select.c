@@ -13,6 +13,11 @@
  * Deliberately absent: getsockopt(SO_ERROR) and any recv on a socket that
  * may hold a pending error. Both clear the error, and the caller's own
  * SO_ERROR after a non-blocking connect would then read 0 ("connected"). */
+
+/* F_GETPIPE_SZ (Linux) is a GNU extension of <fcntl.h>. */
+#ifndef _GNU_SOURCE
+#  define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
