@@ -223,8 +223,10 @@ int tp_unix_pair(int fds[2]) {
   DeleteFileA(a.sun_path);
   SOCKET l = socket(AF_UNIX, SOCK_STREAM, 0);
   if (l == INVALID_SOCKET) {
-    fprintf(stderr, "tp_unix_pair: no AF_UNIX sockets (wsa %d)\n",
-            WSAGetLastError());
+    static int told;
+    if (!told++)
+      fprintf(stderr, "tp_unix_pair: no AF_UNIX sockets (wsa %d)\n",
+              WSAGetLastError());
     return -1;
   }
   SOCKET c = INVALID_SOCKET, s = INVALID_SOCKET;
@@ -327,7 +329,8 @@ int tp_wait_socket(int fd, int ms) {
   FD_SET(s, &r);
   FD_SET(s, &x);
   struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
-  return select(0, &r, NULL, &x, &tv) == 1;
+  /* Winsock counts a socket once per set it is in. */
+  return select(0, &r, NULL, &x, &tv) > 0;
 }
 
 unsigned long tp_nfds_limit(void) {
