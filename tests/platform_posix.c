@@ -290,3 +290,32 @@ void tp_terminal_close(void) {
   close(term_master);
   term_slave = term_master = -1;
 }
+
+static void on_sigusr1(int sig) {
+  (void)sig;
+}
+
+struct interrupt {
+  pthread_t target;
+  int ms;
+};
+
+static void interrupt_main(void *arg) {
+  struct interrupt *in = arg;
+  tp_sleep_ms(in->ms);
+  pthread_kill(in->target, SIGUSR1);
+  free(in);
+}
+
+tp_thread *tp_interrupt_after(int ms) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigusr1; /* no SA_RESTART: the wait must see EINTR */
+  sigemptyset(&sa.sa_mask);
+  CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
+  struct interrupt *in = malloc(sizeof *in);
+  CHECK(in != NULL);
+  in->target = pthread_self();
+  in->ms = ms;
+  return tp_thread_start(interrupt_main, in);
+}

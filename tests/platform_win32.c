@@ -391,3 +391,30 @@ void tp_terminal_close(void) {
   term_in_fd = term_out_fd = -1;
   term_in = INVALID_HANDLE_VALUE;
 }
+
+static void CALLBACK apc_noop(ULONG_PTR arg) {
+  (void)arg;
+}
+
+struct interrupt {
+  HANDLE target;
+  int ms;
+};
+
+static void interrupt_main(void *arg) {
+  struct interrupt *in = arg;
+  Sleep((DWORD)in->ms);
+  CHECK(QueueUserAPC(apc_noop, in->target, 0) != 0);
+  CloseHandle(in->target);
+  free(in);
+}
+
+tp_thread *tp_interrupt_after(int ms) {
+  struct interrupt *in = malloc(sizeof *in);
+  CHECK(in != NULL);
+  CHECK(DuplicateHandle(GetCurrentProcess(), GetCurrentThread(),
+                        GetCurrentProcess(), &in->target, 0, FALSE,
+                        DUPLICATE_SAME_ACCESS));
+  in->ms = ms;
+  return tp_thread_start(interrupt_main, in);
+}

@@ -122,5 +122,9 @@ int tp_dup_to(int fd, int target);
 int tp_terminal_open(int *in_fd, int *out_fd);
 void tp_terminal_type(void);
 void tp_terminal_close(void);
+/* After ms, interrupts the calling thread's wait the platform's way: a
+ * signal whose handler does nothing (POSIX, SIGUSR1) or a user APC
+ * (Windows). Join the returned thread afterwards. */
+tp_thread *tp_interrupt_after(int ms);
 
 #endif

@@ -71,7 +71,9 @@ FIXTURE(fd_closed, fd_closed, ALL, 0)
 FIXTURE(fd_closed_high, fd_closed_high, ALL, 0)
 FIXTURE(fd_negative, fd_negative, ALL, 0)
 FIXTURE(fd_negative_other, fd_negative_other, ALL, 0)
-/* An open descriptor numbered FD_SETSIZE (1024 on Linux). */
+/* Open descriptors numbered FD_SETSIZE - 1 and FD_SETSIZE (1024 on Linux):
+ * the last that fits in an fd_set, and the first that does not. */
+FIXTURE(fd_open_1023, fd_open_1023, E_IN | E_OUT, 0)
 FIXTURE(fd_open_high, fd_open_high, E_IN | E_OUT, 0)
 
 /* Whole-call rules. */
@@ -101,5 +103,7 @@ CALL(timeout_positive_wakeup_tcp, timeout_positive_wakeup_tcp)
 CALL(timeout_minus1_wakeup_pipe, timeout_minus1_wakeup_pipe)
 CALL(timeout_minus1_wakeup_tcp, timeout_minus1_wakeup_tcp)
 CALL(timeout_positive_unasked_data, timeout_positive_unasked_data)
+CALL(interrupted_positive, interrupted_positive)
+CALL(interrupted_minus1, interrupted_minus1)
 
 #undef ALL

@@ -539,16 +539,22 @@ static int fx_fd_negative_other(struct fx *fx) {
   return 0;
 }
 
-#define HIGH_FD 1024
-
-static int fx_fd_open_high(struct fx *fx) {
+static int open_numbered(struct fx *fx, int target) {
   int p[2];
   pipe_pair(fx, p);
   put(p[1], "abc");
-  if (tp_dup_to(p[0], HIGH_FD) != HIGH_FD)
+  if (tp_dup_to(p[0], target) != target)
     return -1;
-  fx->fd = keep(fx, HIGH_FD);
+  fx->fd = keep(fx, target);
   return 0;
+}
+
+static int fx_fd_open_1023(struct fx *fx) {
+  return open_numbered(fx, 1023);
+}
+
+static int fx_fd_open_high(struct fx *fx) {
+  return open_numbered(fx, 1024);
 }
 
 static void teardown(struct fx *fx) {
@@ -854,6 +860,29 @@ static void wc_timeout_positive_unasked_data(struct res *r) {
   poll_into(r, f, 1, 50);
   require_waited(r, t0, 50);
   tp_close(p[0]), tp_close(p[1]);
+}
+
+/* A signal (POSIX) or user APC (Windows) ends the wait with EINTR. */
+static void interrupted_call(struct res *r, int timeout) {
+  int p[2];
+  tp_pipe(p);
+  struct pollfd f[1];
+  tp_pfd(&f[0], p[0], POLLIN);
+  tp_thread *t = tp_interrupt_after(30);
+  double t0 = tp_now_ms();
+  poll_into(r, f, 1, timeout);
+  if (timeout > 0)
+    require_prompt(r, t0, timeout);
+  tp_thread_join(t);
+  tp_close(p[0]), tp_close(p[1]);
+}
+
+static void wc_interrupted_positive(struct res *r) {
+  interrupted_call(r, 10000);
+}
+
+static void wc_interrupted_minus1(struct res *r) {
+  interrupted_call(r, -1);
 }
 
 /* ---- The table ---------------------------------------------------------- */
