@@ -691,12 +691,16 @@ static void wc_null_nfds_one(struct res *r) {
 }
 
 static void wc_nfds_over_limit(struct res *r) {
-  /* Refused before any entry is read, so one entry is enough. */
-  struct pollfd f[1];
-  tp_pfd(&f[0], -1, POLLIN);
+  /* A whole array of valid (ignored) entries: the count alone is wrong. */
+  unsigned long n = tp_nfds_limit() + 1;
+  struct pollfd *f = malloc(n * sizeof *f);
+  ASSERT(f != NULL);
+  for (unsigned long i = 0; i < n; i++)
+    tp_pfd(&f[i], -1, POLLIN);
   errno = 0;
-  int ret = tp_poll(f, (anypoll_nfds_t)(tp_nfds_limit() + 1), 0);
+  int ret = tp_poll(f, (anypoll_nfds_t)n, 0);
   res_call(r, ret, errno, NULL, 0);
+  free(f);
 }
 
 static void wc_nfds_at_limit(struct res *r) {
@@ -1098,6 +1102,16 @@ static struct entry *find(struct entry *v, size_t n, const char *key,
   return NULL;
 }
 
+static void unload(struct entry *v, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(v[i].key);
+    free(v[i].name);
+    free(v[i].result);
+    free(v[i].reason);
+  }
+  free(v);
+}
+
 static const struct case_ref *case_named(const char *pattern) {
   for (size_t i = 0; i < case_count; i++)
     if (name_matches(pattern, cases[i].name))
@@ -1268,5 +1282,8 @@ int main(int argc, char **argv) {
   if (skipped > 0)
     printf("%d console cases not run here, not counted\n", skipped);
   printf("%d passed, %d failed\n", passed, failed);
+  unload(ref, nref);
+  unload(dev, ndev);
+  free(cases);
   return failed == 0 && passed > 0 ? 0 : 1;
 }
