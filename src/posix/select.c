@@ -37,7 +37,8 @@
 #include "posix.h"
 
 #ifndef MSG_NOSIGNAL
-#  define MSG_NOSIGNAL 0 /* a zero-byte send raises no SIGPIPE there */
+#  define MSG_NOSIGNAL 0 /* not everywhere: there the probe of a shut socket
+                            * may raise SIGPIPE, as a write to it would */
 #endif
 
 enum kind {
