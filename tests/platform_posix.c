@@ -169,10 +169,6 @@ double tp_now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-long tp_send_oob(int fd, char byte) {
-  return (long)send(fd, &byte, 1, MSG_OOB);
-}
-
 void tp_raise_fd_limit(int n) {
   struct rlimit r;
   CHECK(getrlimit(RLIMIT_NOFILE, &r) == 0);
@@ -214,4 +210,157 @@ void tp_child_wait(tp_child *c) {
 int tp_child_main(int argc, char **argv) {
   (void)argc, (void)argv;
   return 2; /* POSIX children are forked, never exec'd */
+}
+
+/* ---- Conformance matrix helpers ----------------------------------------- */
+#include <poll.h>
+#include <pty.h>
+#include <sys/resource.h>
+
+int tp_unix_pair(int fds[2]) {
+  CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0);
+  return 0;
+}
+
+int tp_tcp_listener_backlog(int *port, int backlog) {
+  int l = socket(AF_INET, SOCK_STREAM, 0);
+  CHECK(l >= 0);
+  struct sockaddr_in a = loopback(0);
+  CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0);
+  CHECK(listen(l, backlog) == 0);
+  socklen_t len = sizeof a;
+  CHECK(getsockname(l, (struct sockaddr *)&a, &len) == 0);
+  *port = ntohs(a.sin_port);
+  return l;
+}
+
+int tp_tcp_socket(void) {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  CHECK(s >= 0);
+  return s;
+}
+
+long tp_send_oob(int fd, const void *buf, size_t len) {
+  return (long)send(fd, buf, len, MSG_OOB);
+}
+
+long tp_fill_pipe(int wfd) {
+  int flags = fcntl(wfd, F_GETFL);
+  CHECK(flags >= 0);
+  CHECK(fcntl(wfd, F_SETFL, flags | O_NONBLOCK) == 0);
+  static char chunk[4096];
+  long total = 0;
+  /* Big writes first, then single bytes for the last partial page, so the
+   * pipe ends up with no room for even one byte. */
+  for (size_t size = sizeof chunk; size > 0; size = size > 1 ? size / 2 : 0) {
+    ssize_t n;
+    while ((n = write(wfd, chunk, size)) > 0)
+      total += n;
+    CHECK(errno == EAGAIN);
+  }
+  CHECK(fcntl(wfd, F_SETFL, flags) == 0);
+  return total;
+}
+
+long tp_fill_socket(int fd) {
+  int flags = fcntl(fd, F_GETFL);
+  CHECK(flags >= 0);
+  CHECK(fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0);
+  static char chunk[65536];
+  long total = 0;
+  ssize_t n;
+  while ((n = send(fd, chunk, sizeof chunk, 0)) > 0)
+    total += n;
+  CHECK(errno == EAGAIN || errno == EWOULDBLOCK);
+  CHECK(fcntl(fd, F_SETFL, flags) == 0);
+  return total;
+}
+
+int tp_temp_file(int readonly) {
+  char path[] = "/tmp/anypoll-test-XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  CHECK(write(fd, "abc", 3) == 3);
+  if (readonly) {
+    int ro = open(path, O_RDONLY);
+    CHECK(ro >= 0);
+    close(fd);
+    fd = ro;
+  }
+  unlink(path);
+  return fd;
+}
+
+int tp_null_device(void) {
+  int fd = open("/dev/null", O_RDWR);
+  CHECK(fd >= 0);
+  return fd;
+}
+
+int tp_wait_socket(int fd, int ms) {
+  struct pollfd p = { fd, POLLIN | POLLPRI, 0 };
+  int r;
+  while ((r = poll(&p, 1, ms)) < 0 && errno == EINTR) {
+  }
+  return r == 1;
+}
+
+unsigned long tp_nfds_limit(void) {
+  struct rlimit rl;
+  CHECK(getrlimit(RLIMIT_NOFILE, &rl) == 0);
+  return (unsigned long)rl.rlim_cur;
+}
+
+int tp_dup_to(int fd, int target) {
+  return dup2(fd, target);
+}
+
+static int term_master = -1, term_slave = -1;
+
+int tp_terminal_open(int *in_fd, int *out_fd) {
+  CHECK(openpty(&term_master, &term_slave, NULL, NULL, NULL) == 0);
+  *in_fd = *out_fd = term_slave;
+  return 0;
+}
+
+void tp_terminal_type(void) {
+  CHECK(write(term_master, "x\n", 2) == 2);
+  /* The line discipline takes the input over asynchronously. */
+  struct pollfd p = { term_slave, POLLIN, 0 };
+  CHECK(poll(&p, 1, 2000) == 1);
+}
+
+void tp_terminal_close(void) {
+  close(term_slave);
+  close(term_master);
+  term_slave = term_master = -1;
+}
+
+static void on_sigusr1(int sig) {
+  (void)sig;
+}
+
+struct interrupt {
+  pthread_t target;
+  int ms;
+};
+
+static void interrupt_main(void *arg) {
+  struct interrupt *in = arg;
+  tp_sleep_ms(in->ms);
+  pthread_kill(in->target, SIGUSR1);
+  free(in);
+}
+
+tp_thread *tp_interrupt_after(int ms) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigusr1; /* no SA_RESTART: the wait must see EINTR */
+  sigemptyset(&sa.sa_mask);
+  CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
+  struct interrupt *in = malloc(sizeof *in);
+  CHECK(in != NULL);
+  in->target = pthread_self();
+  in->ms = ms;
+  return tp_thread_start(interrupt_main, in);
 }

@@ -204,10 +204,6 @@ double tp_now_ms(void) {
   return (double)t.QuadPart * 1e3 / (double)f.QuadPart;
 }
 
-long tp_send_oob(int fd, char byte) {
-  return send(sock_of(fd), &byte, 1, MSG_OOB);
-}
-
 void tp_raise_fd_limit(int n) {
   /* msvcrt's low-level descriptors are not limited below its fixed table
    * of 2048; asking for more cannot be granted. */
@@ -261,4 +257,218 @@ int tp_child_main(int argc, char **argv) {
     return 3;
   Sleep((DWORD)atoi(argv[4]));
   return 0;
+}
+/* ---- Conformance matrix helpers ----------------------------------------- */
+#include <afunix.h>
+
+/* Windows has AF_UNIX stream sockets (since Windows 10 1803) but no
+ * socketpair(): a pair is made by a listener on a temporary path. */
+int tp_unix_pair(int fds[2]) {
+  wsa_start();
+  static LONG counter;
+  struct sockaddr_un a;
+  memset(&a, 0, sizeof a);
+  a.sun_family = AF_UNIX;
+  char dir[MAX_PATH];
+  DWORD n = GetTempPathA(sizeof dir, dir);
+  CHECK(n > 0 && n < sizeof dir);
+  snprintf(a.sun_path, sizeof a.sun_path, "%sanypoll-%lu-%ld.sock", dir,
+           GetCurrentProcessId(), InterlockedIncrement(&counter));
+  DeleteFileA(a.sun_path);
+  SOCKET l = socket(AF_UNIX, SOCK_STREAM, 0);
+  if (l == INVALID_SOCKET) {
+    static int told;
+    if (!told++)
+      fprintf(stderr, "tp_unix_pair: no AF_UNIX sockets (wsa %d)\n",
+              WSAGetLastError());
+    return -1;
+  }
+  SOCKET c = INVALID_SOCKET, s = INVALID_SOCKET;
+  int ok = bind(l, (struct sockaddr *)&a, sizeof a) == 0 && listen(l, 1) == 0;
+  if (ok) {
+    c = socket(AF_UNIX, SOCK_STREAM, 0);
+    ok = c != INVALID_SOCKET && connect(c, (struct sockaddr *)&a, sizeof a) == 0;
+  }
+  if (ok) {
+    s = accept(l, NULL, NULL);
+    ok = s != INVALID_SOCKET;
+  }
+  if (!ok)
+    fprintf(stderr, "tp_unix_pair: AF_UNIX pair failed (wsa %d)\n",
+            WSAGetLastError());
+  closesocket(l);
+  DeleteFileA(a.sun_path);
+  if (!ok) {
+    if (c != INVALID_SOCKET)
+      closesocket(c);
+    return -1;
+  }
+  fds[0] = fd_of(s);
+  fds[1] = fd_of(c);
+  return 0;
+}
+
+int tp_tcp_listener_backlog(int *port, int backlog) {
+  wsa_start();
+  SOCKET l = socket(AF_INET, SOCK_STREAM, 0);
+  CHECK(l != INVALID_SOCKET);
+  struct sockaddr_in a = loopback(0);
+  CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0);
+  CHECK(listen(l, backlog) == 0);
+  int len = sizeof a;
+  CHECK(getsockname(l, (struct sockaddr *)&a, &len) == 0);
+  *port = ntohs(a.sin_port);
+  return fd_of(l);
+}
+
+int tp_tcp_socket(void) {
+  wsa_start();
+  SOCKET s = socket(AF_INET, SOCK_STREAM, 0);
+  CHECK(s != INVALID_SOCKET);
+  return fd_of(s);
+}
+
+long tp_send_oob(int fd, const void *buf, size_t len) {
+  return send(sock_of(fd), buf, (int)len, MSG_OOB);
+}
+
+long tp_fill_pipe(int wfd) {
+  /* tp_pipe asks for a 4096-byte buffer; a write that fits completes at
+   * once, and afterwards the pipe has no room. (Anonymous pipes cannot be
+   * made non-blocking portably: PIPE_NOWAIT is for named pipes.) */
+  static char chunk[4096];
+  CHECK(_write(wfd, chunk, sizeof chunk) == (int)sizeof chunk);
+  return (long)sizeof chunk;
+}
+
+long tp_fill_socket(int fd) {
+  SOCKET s = sock_of(fd);
+  u_long on = 1, off = 0;
+  CHECK(ioctlsocket(s, FIONBIO, &on) == 0);
+  static char chunk[65536];
+  long total = 0;
+  int n;
+  while ((n = send(s, chunk, sizeof chunk, 0)) > 0)
+    total += n;
+  CHECK(WSAGetLastError() == WSAEWOULDBLOCK);
+  CHECK(ioctlsocket(s, FIONBIO, &off) == 0);
+  return total;
+}
+
+int tp_temp_file(int readonly) {
+  char dir[MAX_PATH], path[MAX_PATH];
+  DWORD n = GetTempPathA(sizeof dir, dir);
+  CHECK(n > 0 && n < sizeof dir);
+  CHECK(GetTempFileNameA(dir, "apt", 0, path) != 0);
+  int fd = _open(path, _O_RDWR | _O_BINARY);
+  CHECK(fd >= 0);
+  CHECK(_write(fd, "abc", 3) == 3);
+  _close(fd);
+  fd = _open(path, (readonly ? _O_RDONLY : _O_RDWR) | _O_BINARY | _O_TEMPORARY);
+  CHECK(fd >= 0);
+  return fd;
+}
+
+int tp_null_device(void) {
+  int fd = _open("NUL", _O_RDWR | _O_BINARY);
+  CHECK(fd >= 0);
+  return fd;
+}
+
+int tp_wait_socket(int fd, int ms) {
+  SOCKET s = sock_of(fd);
+  fd_set r, x;
+  FD_ZERO(&r);
+  FD_ZERO(&x);
+  FD_SET(s, &r);
+  FD_SET(s, &x);
+  struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+  /* Winsock counts a socket once per set it is in. */
+  return select(0, &r, NULL, &x, &tv) > 0;
+}
+
+unsigned long tp_nfds_limit(void) {
+  return ANYPOLL_MAX_NFDS;
+}
+
+int tp_dup_to(int fd, int target) {
+  return _dup2(fd, target) == 0 ? target : -1;
+}
+
+static HANDLE term_in = INVALID_HANDLE_VALUE;
+static int term_in_fd = -1, term_out_fd = -1;
+
+int tp_terminal_open(int *in_fd, int *out_fd) {
+  term_in = CreateFileW(L"CONIN$", GENERIC_READ | GENERIC_WRITE,
+                        FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,
+                        OPEN_EXISTING, 0, NULL);
+  if (term_in == INVALID_HANDLE_VALUE)
+    return -1;
+  HANDLE out = CreateFileW(L"CONOUT$", GENERIC_READ | GENERIC_WRITE,
+                           FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,
+                           OPEN_EXISTING, 0, NULL);
+  if (out == INVALID_HANDLE_VALUE) {
+    CloseHandle(term_in);
+    term_in = INVALID_HANDLE_VALUE;
+    return -1;
+  }
+  CHECK(FlushConsoleInputBuffer(term_in));
+  term_in_fd = _open_osfhandle((intptr_t)term_in, _O_RDONLY | _O_BINARY);
+  term_out_fd = _open_osfhandle((intptr_t)out, _O_WRONLY | _O_BINARY);
+  CHECK(term_in_fd >= 0 && term_out_fd >= 0);
+  *in_fd = term_in_fd;
+  *out_fd = term_out_fd;
+  return 0;
+}
+
+void tp_terminal_type(void) {
+  /* The key 'x' pressed and released, then Enter: the console equivalent
+   * of the line "x\n" typed on a terminal. */
+  INPUT_RECORD rec[4];
+  memset(rec, 0, sizeof rec);
+  WCHAR chars[2] = { L'x', L'\r' };
+  WORD keys[2] = { 'X', VK_RETURN };
+  for (int i = 0; i < 4; i++) {
+    rec[i].EventType = KEY_EVENT;
+    rec[i].Event.KeyEvent.bKeyDown = (i % 2) == 0;
+    rec[i].Event.KeyEvent.wRepeatCount = 1;
+    rec[i].Event.KeyEvent.wVirtualKeyCode = keys[i / 2];
+    rec[i].Event.KeyEvent.uChar.UnicodeChar = chars[i / 2];
+  }
+  DWORD written = 0;
+  CHECK(WriteConsoleInputW(term_in, rec, 4, &written) && written == 4);
+}
+
+void tp_terminal_close(void) {
+  _close(term_in_fd);
+  _close(term_out_fd);
+  term_in_fd = term_out_fd = -1;
+  term_in = INVALID_HANDLE_VALUE;
+}
+
+static void CALLBACK apc_noop(ULONG_PTR arg) {
+  (void)arg;
+}
+
+struct interrupt {
+  HANDLE target;
+  int ms;
+};
+
+static void interrupt_main(void *arg) {
+  struct interrupt *in = arg;
+  Sleep((DWORD)in->ms);
+  CHECK(QueueUserAPC(apc_noop, in->target, 0) != 0);
+  CloseHandle(in->target);
+  free(in);
+}
+
+tp_thread *tp_interrupt_after(int ms) {
+  struct interrupt *in = malloc(sizeof *in);
+  CHECK(in != NULL);
+  CHECK(DuplicateHandle(GetCurrentProcess(), GetCurrentThread(),
+                        GetCurrentProcess(), &in->target, 0, FALSE,
+                        DUPLICATE_SAME_ACCESS));
+  in->ms = ms;
+  return tp_thread_start(interrupt_main, in);
 }

@@ -78,9 +78,6 @@ typedef struct tp_thread tp_thread;
 tp_thread *tp_thread_start(void (*fn)(void *), void *arg);
 void tp_thread_join(tp_thread *t);
 
-/* Sends one out-of-band byte. */
-long tp_send_oob(int fd, char byte);
-
 /* Makes sure at least n descriptors can be open at once. */
 void tp_raise_fd_limit(int n);
 
@@ -98,5 +95,50 @@ int tp_child_main(int argc, char **argv);
 void tp_sleep_ms(int ms);
 /* A monotonic clock, in milliseconds with sub-millisecond resolution. */
 double tp_now_ms(void);
+
+/* ---- Descriptor kinds and states for the conformance matrix -------------
+ * (tests/conformance/). Each returns a C runtime descriptor as above. */
+
+/* A connected AF_UNIX stream pair; 0, or -1 where the platform has none. */
+int tp_unix_pair(int fds[2]);
+/* A listening TCP socket on loopback with the given backlog. */
+int tp_tcp_listener_backlog(int *port, int backlog);
+/* A TCP socket that was never bound or connected. */
+int tp_tcp_socket(void);
+/* send() with MSG_OOB. */
+long tp_send_oob(int fd, const void *buf, size_t len);
+/* Writes to a pipe's write end until it is full, without blocking; returns
+ * the bytes written. */
+long tp_fill_pipe(int wfd);
+/* Sends on a socket until its send buffer is full (the peer not reading),
+ * without blocking; returns the bytes sent. The socket stays blocking. */
+long tp_fill_socket(int fd);
+/* A regular file holding a few bytes, opened read-write or read-only; it
+ * is removed when closed (POSIX: at once). */
+int tp_temp_file(int readonly);
+/* /dev/null, or NUL on Windows. */
+int tp_null_device(void);
+/* Waits, with the platform's own select()/poll() (not anypoll), up to ms
+ * for a socket to become readable or to have an exceptional condition
+ * (an error, a failed connect, out-of-band data). Returns 1 if it did. */
+int tp_wait_socket(int fd, int ms);
+/* The largest nfds the platform accepts (RLIMIT_NOFILE soft limit, or
+ * ANYPOLL_MAX_NFDS). */
+unsigned long tp_nfds_limit(void);
+/* dup2(fd, target); returns target, or -1 if the descriptor table is too
+ * small for it. */
+int tp_dup_to(int fd, int target);
+/* A terminal: a pseudo-terminal's slave on POSIX (both descriptors the
+ * same), the console's input and screen buffer on Windows. Returns 0, or
+ * -1 when there is none (Windows without a console). Its input starts
+ * empty; tp_terminal_type queues one line of input; tp_terminal_close
+ * closes everything. One terminal at a time. */
+int tp_terminal_open(int *in_fd, int *out_fd);
+void tp_terminal_type(void);
+void tp_terminal_close(void);
+/* After ms, interrupts the calling thread's wait the platform's way: a
+ * signal whose handler does nothing (POSIX, SIGUSR1) or a user APC
+ * (Windows). Join the returned thread afterwards. */
+tp_thread *tp_interrupt_after(int ms);
 
 #endif

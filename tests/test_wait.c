@@ -83,9 +83,13 @@ TEST(pipe_data_then_writer_closed) {
   tp_close(p[1]);
   struct pollfd fd;
   tp_pfd(&fd, p[0], POLLIN);
-  /* Linux reports both while unread data outlives the writer. */
+  /* Linux reports both while unread data outlives the writer; select()
+   * cannot see the hang-up until the data is read (docs/deviations.md). */
   ASSERT_EQ(tp_poll(&fd, 1, 0), 1);
-  ASSERT_EQ(fd.revents, POLLIN | POLLHUP);
+  if (tp_backend == ANYPOLL_BACKEND_SELECT)
+    ASSERT_EQ(fd.revents, POLLIN);
+  else
+    ASSERT_EQ(fd.revents, POLLIN | POLLHUP);
   char buf[4];
   ASSERT_EQ(tp_read(p[0], buf, sizeof buf), 2);
   ASSERT_EQ(tp_poll(&fd, 1, 0), 1);
@@ -305,7 +309,7 @@ TEST(socket_oob_pollpri) {
   struct pollfd fd;
   tp_pfd(&fd, s[0], POLLPRI);
   ASSERT_EQ(tp_poll(&fd, 1, 0), 0);
-  ASSERT_EQ(tp_send_oob(s[1], '!'), 1);
+  ASSERT_EQ(tp_send_oob(s[1], "!", 1), 1);
   ASSERT_EQ(tp_poll(&fd, 1, 5000), 1);
   ASSERT_EQ(fd.revents, POLLPRI);
   tp_close(s[0]);
@@ -451,6 +455,21 @@ TEST(many_descriptors_4096) {
       tp_pfd(&fds[i], socks[(i / 3) % MANY_SOCKET_PAIRS][0], POLLIN);
       break;
     }
+  }
+  if (tp_backend == ANYPOLL_BACKEND_SELECT) {
+    /* select() refuses descriptors beyond FD_SETSIZE (docs/deviations.md). */
+    errno = 0;
+    ASSERT_EQ(tp_poll(fds, MANY_ENTRIES, 0), -1);
+    ASSERT_EQ(errno, EINVAL);
+    for (int i = 0; i < MANY_PIPES; i++) {
+      tp_close(pipes[i][0]);
+      tp_close(pipes[i][1]);
+    }
+    for (int i = 0; i < MANY_SOCKET_PAIRS; i++) {
+      tp_close(socks[i][0]);
+      tp_close(socks[i][1]);
+    }
+    return;
   }
   ASSERT_EQ(tp_poll(fds, MANY_ENTRIES, 0), 0);
 

@@ -16,7 +16,13 @@ static int posix_yield(struct pollfd *fds, anypoll_nfds_t nfds, int t) {
 anypoll__poll_fn *anypoll__backend(int backend) {
   switch (backend) {
   case ANYPOLL_BACKEND_DEFAULT:
+#if defined(ANYPOLL_DEFAULT_SELECT) && ANYPOLL_DEFAULT_SELECT
+    return anypoll__posix_select;
+#else
     return anypoll__posix_poll;
+#endif
+  case ANYPOLL_BACKEND_SELECT:
+    return anypoll__posix_select;
   case ANYPOLL_BACKEND_POLL:
   case ANYPOLL_BACKEND_EVENT:
     return anypoll__posix_poll;
@@ -30,7 +36,9 @@ anypoll__poll_fn *anypoll__backend(int backend) {
 }
 
 int anypoll__check_now(struct pollfd *fds, anypoll_nfds_t nfds) {
-  return anypoll__posix_poll(fds, nfds, 0);
+  /* A build that chose select() did so because poll() is not to be
+   * trusted there; the historical loops follow that choice. */
+  return anypoll__backend(ANYPOLL_BACKEND_DEFAULT)(fds, nfds, 0);
 }
 
 int anypoll__nap(int yield) {

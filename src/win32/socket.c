@@ -115,33 +115,49 @@ static int count_sockets(const struct anypoll__item *items,
 }
 
 /* Builds the request for every socket entry; returns it (malloc'd) or NULL
- * with errno. *count gets the number of sockets (0: nothing to do). */
+ * with errno. A socket that appears in several entries is asked about once,
+ * for the union of their events, since AFD's answer names each handle once;
+ * slot (if not NULL) gets, per entry, the index of its request. *count gets
+ * the number of requests (0: no socket, nothing to do). */
 static afd_poll_info *build(const struct pollfd *fds,
                             const struct anypoll__item *items,
                             anypoll_nfds_t nfds, LONGLONG timeout,
-                            ULONG *count, size_t *size) {
-  *count = (ULONG)count_sockets(items, nfds);
-  if (*count == 0)
+                            ULONG *count, size_t *size, ULONG *slot) {
+  ULONG sockets = (ULONG)count_sockets(items, nfds);
+  *count = 0;
+  if (sockets == 0)
     return NULL;
   *size = offsetof(afd_poll_info, Handles) +
-          (size_t)*count * sizeof(afd_poll_handle_info);
+          (size_t)sockets * sizeof(afd_poll_handle_info);
   afd_poll_info *info = malloc(*size);
   if (info == NULL) {
     errno = ENOMEM;
     return NULL;
   }
-  info->Timeout.QuadPart = timeout;
-  info->NumberOfHandles = *count;
-  info->Exclusive = FALSE;
   ULONG k = 0;
   for (anypoll_nfds_t i = 0; i < nfds; i++) {
     if (items[i].kind != ANYPOLL_KIND_SOCKET)
       continue;
-    info->Handles[k].Handle = base_handle(items[i].handle);
-    info->Handles[k].Events = afd_events_for(fds[i].events);
-    info->Handles[k].Status = 0;
-    k++;
+    HANDLE base = base_handle(items[i].handle);
+    ULONG j = 0;
+    while (j < k && info->Handles[j].Handle != base)
+      j++;
+    if (j == k) {
+      info->Handles[k].Handle = base;
+      info->Handles[k].Events = 0;
+      info->Handles[k].Status = 0;
+      k++;
+    }
+    info->Handles[j].Events |= afd_events_for(fds[i].events);
+    if (slot != NULL)
+      slot[i] = j;
   }
+  *count = k;
+  *size = offsetof(afd_poll_info, Handles) +
+          (size_t)k * sizeof(afd_poll_handle_info);
+  info->Timeout.QuadPart = timeout;
+  info->NumberOfHandles = k;
+  info->Exclusive = FALSE;
   return info;
 }
 
@@ -164,87 +180,81 @@ static NTSTATUS poll_now(HANDLE dev, HANDLE event, afd_poll_info *info,
 
 int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
                           anypoll_nfds_t nfds, HANDLE event) {
+  if (count_sockets(items, nfds) == 0)
+    return 0;
+  ULONG *slot = malloc(nfds * sizeof *slot);
+  if (slot == NULL) {
+    errno = ENOMEM;
+    return -1;
+  }
   ULONG count;
   size_t size;
-  afd_poll_info *info = build(fds, items, nfds, 0, &count, &size);
-  if (count == 0)
-    return 0;
-  if (info == NULL)
+  afd_poll_info *info = build(fds, items, nfds, 0, &count, &size, slot);
+  if (info == NULL) {
+    free(slot);
     return -1;
+  }
   HANDLE dev = afd();
-  if (dev == INVALID_HANDLE_VALUE) {
-    free(info);
-    errno = ENOSYS;
-    return -1;
-  }
-  /* Remember which base handle each socket entry asked about, since the
-   * answer lists only the handles that have events, in request order. */
+  /* What was asked of each handle, and what it answered (the answer lists
+   * only the handles that have events, in request order). */
   HANDLE *asked = malloc(count * sizeof *asked);
-  if (asked == NULL) {
-    free(info);
-    errno = ENOMEM;
-    return -1;
+  ULONG *wanted = malloc(count * sizeof *wanted);
+  ULONG *got = calloc(count, sizeof *got);
+  int result = 0;
+  if (dev == INVALID_HANDLE_VALUE || asked == NULL || wanted == NULL ||
+      got == NULL) {
+    errno = dev == INVALID_HANDLE_VALUE ? ENOSYS : ENOMEM;
+    result = -1;
+    goto out;
   }
-  for (ULONG k = 0; k < count; k++)
+  for (ULONG k = 0; k < count; k++) {
     asked[k] = info->Handles[k].Handle;
-  ULONG *events = malloc(count * sizeof *events);
-  if (events == NULL) {
-    free(asked);
-    free(info);
-    errno = ENOMEM;
-    return -1;
+    wanted[k] = info->Handles[k].Events;
   }
-  for (ULONG k = 0; k < count; k++)
-    events[k] = info->Handles[k].Events;
-
-  ULONG k = 0, out = 0;
   if (poll_now(dev, event, info, size) >= 0) {
-    for (anypoll_nfds_t i = 0; i < nfds; i++) {
-      if (items[i].kind != ANYPOLL_KIND_SOCKET)
-        continue;
-      ULONG got = 0;
-      if (out < info->NumberOfHandles && info->Handles[out].Handle == asked[k])
-        got = info->Handles[out++].Events;
-      fds[i].revents = revents_for(got, fds[i].events);
-      k++;
-    }
+    ULONG out = 0;
+    for (ULONG k = 0; k < count && out < info->NumberOfHandles; k++)
+      if (info->Handles[out].Handle == asked[k])
+        got[k] = info->Handles[out++].Events;
   } else {
     /* The whole request fails when one handle is bad (a socket closed
      * after the descriptor was classified): ask one at a time to find it. */
-    for (anypoll_nfds_t i = 0; i < nfds; i++) {
-      if (items[i].kind != ANYPOLL_KIND_SOCKET)
-        continue;
+    size_t one = offsetof(afd_poll_info, Handles) + sizeof info->Handles[0];
+    for (ULONG k = 0; k < count; k++) {
       info->Timeout.QuadPart = 0;
       info->NumberOfHandles = 1;
       info->Exclusive = FALSE;
       info->Handles[0].Handle = asked[k];
-      info->Handles[0].Events = events[k];
+      info->Handles[0].Events = wanted[k];
       info->Handles[0].Status = 0;
-      size_t one = offsetof(afd_poll_info, Handles) + sizeof info->Handles[0];
       if (poll_now(dev, event, info, one) < 0)
-        fds[i].revents = POLLNVAL;
+        got[k] = AFD_POLL_LOCAL_CLOSE;
       else
-        fds[i].revents = revents_for(
-            info->NumberOfHandles ? info->Handles[0].Events : 0,
-            fds[i].events);
-      k++;
+        got[k] = info->NumberOfHandles ? info->Handles[0].Events : 0;
     }
   }
-  free(events);
+  for (anypoll_nfds_t i = 0; i < nfds; i++)
+    if (items[i].kind == ANYPOLL_KIND_SOCKET)
+      fds[i].revents = revents_for(got[slot[i]], fds[i].events);
+out:
+  free(got);
+  free(wanted);
   free(asked);
   free(info);
-  return 0;
+  free(slot);
+  return result;
 }
 
 int anypoll__socket_arm(struct anypoll__waiter *w, struct pollfd *fds,
                         struct anypoll__item *items, anypoll_nfds_t nfds) {
   ULONG count;
   size_t size;
-  /* The largest relative timeout (negative is relative, in 100 ns units):
-   * the wait's own timeout is kept by the caller. */
-  afd_poll_info *info = build(fds, items, nfds, INT64_MAX, &count, &size);
-  if (count == 0)
+  if (count_sockets(items, nfds) == 0)
     return 0;
+  /* The latest absolute time (positive means absolute, in 100 ns units):
+   * the wait's own timeout is kept by the caller. */
+  afd_poll_info *info =
+      build(fds, items, nfds, INT64_MAX, &count, &size, NULL);
   if (info == NULL)
     return -1;
   w->afd_info = info;

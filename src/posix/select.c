@@ -1,0 +1,405 @@
+/* The select() backend, for systems whose poll() is missing or wrong on some
+ * descriptor kinds (macOS's fails on character devices).
+ *
+ * select() answers only "readable", "writable" and "exceptional", and folds
+ * the conditions poll() reports apart into them: on Linux, hang-up and error
+ * make a descriptor readable, an error also makes it writable. Each answer
+ * is turned back into the revents Linux poll() gives by looking at the kind
+ * of descriptor and, where the answer is ambiguous, by probes that neither
+ * wait nor consume anything (FIONREAD, a peeking recv, a zero-byte send,
+ * TCP_INFO). What cannot be recovered that way is listed in
+ * docs/deviations.md.
+ *
+ * Deliberately absent: getsockopt(SO_ERROR) and any recv on a socket that
+ * may hold a pending error. Both clear the error, and the caller's own
+ * SO_ERROR after a non-blocking connect would then read 0 ("connected"). */
+
+/* F_GETPIPE_SZ (Linux) is a GNU extension of <fcntl.h>. */
+#ifndef _GNU_SOURCE
+#  define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#  include <netinet/tcp.h>
+#endif
+
+#include "posix.h"
+
+#ifndef MSG_NOSIGNAL
+#  define MSG_NOSIGNAL 0 /* not everywhere: there the probe of a shut socket
+                            * may raise SIGPIPE, as a write to it would */
+#endif
+
+enum kind {
+  K_SKIP,    /* negative fd: ignored */
+  K_NVAL,    /* not open */
+  K_PLAIN,   /* regular file, directory, block or plain character device */
+  K_TTY,     /* terminal */
+  K_PIPE,    /* pipe or FIFO */
+  K_LISTEN,  /* listening socket */
+  K_TCP,     /* TCP stream socket whose state TCP_INFO tells */
+  K_STREAM,  /* other connection-oriented socket (AF_UNIX, ...) */
+  K_SOCKET   /* datagram and other sockets */
+};
+
+struct entry {
+  unsigned char kind;
+  unsigned char access;     /* O_RDONLY, O_WRONLY or O_RDWR */
+  unsigned char quiet_read; /* readable only because of data nobody asked
+                               for: left out of readfds (see wait loop) */
+};
+
+#define IN_BITS (POLLIN | POLLRDNORM)
+#define OUT_BITS (POLLOUT | POLLWRNORM)
+
+static int classify(int fd, struct entry *e) {
+  e->quiet_read = 0;
+  e->access = O_RDWR;
+  if (fd < 0) {
+    e->kind = K_SKIP;
+    return 0;
+  }
+  int fl = fcntl(fd, F_GETFL);
+  if (fl < 0) {
+    e->kind = K_NVAL;
+    return 0;
+  }
+  /* A closed descriptor of any number is POLLNVAL, as in Linux; only an
+   * open one must fit in the sets. */
+  if (fd >= FD_SETSIZE) {
+    errno = EINVAL;
+    return -1;
+  }
+  e->access = (unsigned char)(fl & O_ACCMODE);
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    e->kind = K_NVAL;
+    return 0;
+  }
+  if (S_ISFIFO(st.st_mode)) {
+    e->kind = K_PIPE;
+  } else if (S_ISSOCK(st.st_mode)) {
+    int type = 0, listening = 0;
+    socklen_t len = sizeof type;
+    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len);
+    len = sizeof listening;
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) == 0 &&
+        listening) {
+      e->kind = K_LISTEN;
+    } else if (type == SOCK_STREAM || type == SOCK_SEQPACKET) {
+      e->kind = K_STREAM;
+#ifdef TCP_INFO
+      struct sockaddr_storage ss;
+      socklen_t sl = sizeof ss;
+      if (type == SOCK_STREAM &&
+          getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 &&
+          (ss.ss_family == AF_INET || ss.ss_family == AF_INET6))
+        e->kind = K_TCP;
+#endif
+    } else {
+      e->kind = K_SOCKET;
+    }
+  } else if (S_ISCHR(st.st_mode) && isatty(fd)) {
+    e->kind = K_TTY;
+  } else {
+    e->kind = K_PLAIN;
+  }
+  return 0;
+}
+
+static int bytes_queued(int fd) {
+  int n = 0;
+  if (ioctl(fd, FIONREAD, &n) != 0)
+    return -1;
+  return n;
+}
+
+/* A pipe whose buffer is full gives no POLLOUT even while its reader has
+ * gone (when select still calls it writable, for the error). */
+static int pipe_full(int fd) {
+#ifdef F_GETPIPE_SZ
+  int size = fcntl(fd, F_GETPIPE_SZ);
+  int queued = bytes_queued(fd);
+  return size > 0 && queued >= size;
+#else
+  (void)fd;
+  return 0;
+#endif
+}
+
+/* -1: nothing to read (EAGAIN); 0: end of stream; 1: data; 2: not
+ * connected; 3: an error (which the peek has now collected). */
+static int peek(int fd) {
+  char c;
+  ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n > 0)
+    return 1;
+  if (n == 0)
+    return 0;
+  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+    return -1;
+  if (errno == ENOTCONN)
+    return 2;
+  return 3;
+}
+
+/* Whether the sending direction is shut, by a zero-byte send: it transfers
+ * nothing and fails with EPIPE exactly then. */
+static int send_shut(int fd) {
+  return send(fd, "", 0, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno == EPIPE;
+}
+
+#ifdef TCP_INFO
+static short tcp_revents(int fd, int r, int w, int x) {
+  struct tcp_info ti;
+  socklen_t len = sizeof ti;
+  memset(&ti, 0, sizeof ti);
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
+    return (short)((r ? IN_BITS : 0) | (w ? OUT_BITS : 0) | (x ? POLLPRI : 0));
+  short m = 0;
+  switch (ti.tcpi_state) {
+  case TCP_CLOSE: {
+    /* Linux: closed is always a hang-up, always writable (the write reports
+     * what happened). A socket that never tried to connect has no receive
+     * MSS yet; one that did and is closed again ended, in every common
+     * path, with a reset or a refused connect, whose error is pending:
+     * readable with POLLERR. The error cannot be looked at without clearing
+     * it, so an orderly close in both directions, or an error the caller
+     * has already collected, still shows POLLERR here (docs/deviations.md). */
+    m = POLLHUP | OUT_BITS;
+    if (ti.tcpi_rcv_mss != 0)
+      m |= POLLERR | IN_BITS;
+    return m;
+  }
+  case TCP_SYN_SENT:
+  case TCP_SYN_RECV:
+    return (short)(w ? OUT_BITS : 0);
+  default:
+    break;
+  }
+  if (r)
+    m |= IN_BITS; /* data, or the peer's FIN */
+  if (w)
+    m |= OUT_BITS;
+  if (x)
+    m |= POLLPRI;
+  /* A hang-up needs both directions shut. Having sent our FIN shows in the
+   * state; the receiving side is shut by the peer's FIN (also in the state)
+   * or by our own shutdown(SHUT_RD), which only a peek shows. */
+  switch (ti.tcpi_state) {
+  case TCP_LAST_ACK:
+  case TCP_CLOSING:
+    m |= POLLHUP;
+    break;
+  case TCP_FIN_WAIT1:
+  case TCP_FIN_WAIT2:
+    if (r && peek(fd) == 0)
+      m |= POLLHUP;
+    break;
+  default:
+    break;
+  }
+  return m;
+}
+#endif
+
+/* The revents Linux poll() would give, before masking with events. */
+static short full_revents(const struct entry *e, int fd, int r, int w, int x) {
+  short m = 0;
+  switch (e->kind) {
+  case K_NVAL:
+    return POLLNVAL;
+  case K_PLAIN:
+  case K_LISTEN:
+  case K_SOCKET:
+    return (short)((r ? IN_BITS : 0) | (w ? OUT_BITS : 0) | (x ? POLLPRI : 0));
+  case K_TTY:
+    /* Readable with nothing queued is the other side gone. */
+    if (r)
+      m |= bytes_queued(fd) == 0 ? POLLHUP : IN_BITS;
+    if (w)
+      m |= OUT_BITS;
+    return m;
+  case K_PIPE:
+    if (e->access == O_WRONLY) {
+      /* A write end is "readable" only for the error: no reader left. */
+      if (r)
+        m |= POLLERR;
+      if (w && !(r && pipe_full(fd)))
+        m |= OUT_BITS;
+      return m;
+    }
+    if (r) {
+      /* Data wins; with none, readable means the writer is gone. Data that
+       * outlives the writer is POLLIN|POLLHUP on Linux, but nothing short of
+       * reading tells whether a writer is left (docs/deviations.md). */
+      if (bytes_queued(fd) > 0 || e->access == O_RDWR)
+        m |= IN_BITS;
+      else
+        m |= POLLHUP;
+    }
+    if (w && e->access == O_RDWR)
+      m |= OUT_BITS;
+    return m;
+  case K_TCP:
+#ifdef TCP_INFO
+    return tcp_revents(fd, r, w, x);
+#endif
+  case K_STREAM:
+    if (w)
+      m |= OUT_BITS;
+    if (x)
+      m |= POLLPRI;
+    if (r) {
+      int p = peek(fd);
+      if (p == 2) {
+        m |= POLLHUP; /* never connected */
+      } else if (p == 3) {
+        m |= POLLERR | POLLHUP | IN_BITS;
+      } else {
+        m |= IN_BITS;
+        /* Both directions shut: Linux's hang-up. The peer's close shuts
+         * both at once; with unread data the receiving side cannot be
+         * seen, and a shut sending side is then taken to be the peer's
+         * close (our own shutdown(SHUT_WR) while data is unread is the
+         * rare case this gets wrong). */
+        if (p >= 0 && send_shut(fd))
+          m |= POLLHUP;
+      }
+    }
+    return m;
+  default:
+    return 0;
+  }
+}
+
+static long long now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+#define STACK_ENTRIES 64
+
+int anypoll__posix_select(struct pollfd *fds, anypoll_nfds_t nfds,
+                          int timeout_ms) {
+  /* Linux's own limit, checked before anything of fds is read. */
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+      nfds > rl.rlim_cur) {
+    errno = EINVAL;
+    return -1;
+  }
+  struct entry stack_entries[STACK_ENTRIES];
+  struct entry *ents = stack_entries;
+  if (nfds > STACK_ENTRIES) {
+    ents = malloc(nfds * sizeof *ents);
+    if (ents == NULL) {
+      errno = ENOMEM;
+      return -1;
+    }
+  }
+  int result = -1;
+  for (anypoll_nfds_t i = 0; i < nfds; i++)
+    if (classify(fds[i].fd, &ents[i]) != 0)
+      goto out;
+
+  long long deadline = now_ns() + (long long)timeout_ms * 1000000LL;
+  int first = 1;
+  for (;;) {
+    fd_set rs, ws, xs;
+    FD_ZERO(&rs);
+    FD_ZERO(&ws);
+    FD_ZERO(&xs);
+    int maxfd = -1;
+    for (anypoll_nfds_t i = 0; i < nfds; i++) {
+      const struct entry *e = &ents[i];
+      if (e->kind == K_SKIP || e->kind == K_NVAL)
+        continue;
+      int fd = fds[i].fd;
+      short ev = fds[i].events;
+      /* Every descriptor is watched for reading, asked or not: that is
+       * where hang-ups and errors show. */
+      if ((ev & IN_BITS) || !e->quiet_read)
+        FD_SET(fd, &rs);
+      if (ev & OUT_BITS)
+        FD_SET(fd, &ws);
+      if (ev & POLLPRI)
+        FD_SET(fd, &xs);
+      if (fd > maxfd)
+        maxfd = fd;
+    }
+    struct timeval tv = { 0, 0 }, *tvp = &tv;
+    if (!first) {
+      if (timeout_ms < 0) {
+        tvp = NULL;
+      } else {
+        long long left = deadline - now_ns();
+        if (left < 0)
+          left = 0;
+        long long us = (left + 999) / 1000; /* never wake before it */
+        tv.tv_sec = (time_t)(us / 1000000);
+        tv.tv_usec = (suseconds_t)(us % 1000000);
+      }
+    }
+    int n = select(maxfd + 1, &rs, &ws, &xs, tvp);
+    if (n < 0) {
+      if (errno == EBADF) {
+        /* Closed by another thread since it was classified: classify again,
+         * it is POLLNVAL now. */
+        for (anypoll_nfds_t i = 0; i < nfds; i++)
+          if (classify(fds[i].fd, &ents[i]) != 0)
+            goto out;
+        continue;
+      }
+      goto out; /* EINTR and the rest, as poll() */
+    }
+    int ready = 0;
+    for (anypoll_nfds_t i = 0; i < nfds; i++) {
+      struct entry *e = &ents[i];
+      int fd = fds[i].fd;
+      short ev = fds[i].events;
+      short m = 0;
+      if (e->kind == K_NVAL) {
+        m = POLLNVAL;
+      } else if (e->kind != K_SKIP) {
+        int r = FD_ISSET(fd, &rs), w = FD_ISSET(fd, &ws), x = FD_ISSET(fd, &xs);
+        if (r || w || x)
+          m = full_revents(e, fd, r, w, x);
+        m &= (short)(ev | POLLERR | POLLHUP | POLLNVAL);
+        /* Readable for data that was not asked for: leave the descriptor
+         * out of readfds from now on, or the wait would spin on it. Its
+         * hang-up, which can only come after that data, is then seen only
+         * when something else ends the wait. */
+        if (r && m == 0)
+          e->quiet_read = 1;
+      }
+      fds[i].revents = m;
+      ready += m != 0;
+    }
+    if (ready > 0 || timeout_ms == 0) {
+      result = ready;
+      break;
+    }
+    if (!first && timeout_ms > 0 && now_ns() >= deadline) {
+      result = 0;
+      break;
+    }
+    first = 0;
+  }
+out:
+  if (ents != stack_entries)
+    free(ents);
+  return result;
+}
