@@ -516,7 +516,12 @@ static void mode_connect(const char *host, const char *port_text) {
     relay_socket(s);
   }
   freeaddrinfo(res);
-  say("connect to %s: %s", host, last_text);
+  /* last_text names the address; the host only when it differs. */
+  if (strncmp(last_text, host, strlen(host)) == 0 &&
+      last_text[strlen(host)] == ' ')
+    say("connect to %s", last_text);
+  else
+    say("connect to %s: %s", host, last_text);
   exit(exit_for(last));
 }
 
