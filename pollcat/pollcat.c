@@ -216,7 +216,8 @@ static void stream_end(struct relay *r, struct stream *s) {
   (void)r;
 }
 
-static void stream_write(struct relay *r, struct stream *s, double now) {
+/* One write; returns whether it made progress. */
+static int stream_write_once(struct relay *r, struct stream *s, double now) {
   size_t len = s->tail - s->head;
   if (len > s->dst->max_write)
     len = s->dst->max_write;
@@ -241,7 +242,7 @@ static void stream_write(struct relay *r, struct stream *s, double now) {
       s->done = 1;
       if (s->dst->kind != PC_IO_SOCKET)
         pc_close(s->dst);
-      return;
+      return 0;
     }
     say("%s: write failed: %s", s->dst_name, pc_error_text());
     finish(s->dst->kind == PC_IO_SOCKET ? PC_EXIT_NET : PC_EXIT_IO);
@@ -253,7 +254,7 @@ static void stream_write(struct relay *r, struct stream *s, double now) {
       s->retrying = 1;
       s->retry_at = now + s->retry_ms;
     }
-    return;
+    return 0;
   }
   s->retrying = 0;
   s->retry_ms = RETRY_MIN_MS;
@@ -264,6 +265,13 @@ static void stream_write(struct relay *r, struct stream *s, double now) {
     s->head = s->tail = 0;
   if (s->eof && s->head == s->tail)
     stream_end(r, s);
+  return 1;
+}
+
+static void stream_write(struct relay *r, struct stream *s, double now) {
+  while (stream_write_once(r, s, now) && s->dst->nonblocking &&
+         wants_write(s))
+    ;
 }
 
 static void stream_read(struct relay *r, struct stream *s, double now) {

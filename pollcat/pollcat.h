@@ -61,6 +61,10 @@ struct pc_io {
   pc_sock sock;     /* the socket, for PC_IO_SOCKET */
   void *handle;     /* Windows: the HANDLE behind fd, for PC_IO_STREAM */
   size_t max_write; /* a write after POLLOUT of at most this never blocks */
+  /* Writes never block (a socket, our end of a child's stdin): the relay
+   * writes until the data is gone or nothing more fits, rather than one
+   * chunk per wait. */
+  int nonblocking;
   /* The platform cannot report write readiness for this end (a Windows
    * pipe we own, in PIPE_NOWAIT mode): after a write that made no progress
    * the relay retries on a timer instead of waiting for POLLOUT. */

@@ -198,6 +198,7 @@ int pc_sock_io(pc_sock s, struct pc_io *io) {
   io->kind = PC_IO_SOCKET;
   io->sock = s;
   io->max_write = BIG_CHUNK;
+  io->nonblocking = 1;
   return 0;
 }
 
@@ -242,6 +243,7 @@ int pc_spawn(char **argv, struct pc_io io[3], struct pc_child *child) {
   stream_io(p[1][0], &io[1]);
   stream_io(p[2][0], &io[2]);
   io[0].max_write = BIG_CHUNK; /* non-blocking: partial writes are fine */
+  io[0].nonblocking = 1;
   child->pid = pid;
   child->process = NULL;
   return 0;

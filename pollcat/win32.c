@@ -61,6 +61,7 @@ enum pc_err pc_error(void) {
   case WSAESHUTDOWN:
   case ERROR_BROKEN_PIPE:
   case ERROR_NO_DATA: /* the pipe is being closed */
+  case ERROR_PIPE_NOT_CONNECTED: /* Wine, for a Unix pipe without reader */
     return PCE_PIPE;
   case WSAECONNREFUSED: return PCE_REFUSED;
   case WSAEADDRINUSE: return PCE_INUSE;
@@ -249,6 +250,7 @@ int pc_sock_io(pc_sock s, struct pc_io *io) {
   io->kind = PC_IO_SOCKET;
   io->sock = s;
   io->max_write = CHUNK;
+  io->nonblocking = 1;
   io->fd = _open_osfhandle((intptr_t)s, 0);
   if (io->fd < 0) {
     last_error = ERROR_TOO_MANY_OPEN_FILES;
@@ -334,8 +336,8 @@ int pc_spawn(char **argv, struct pc_io io[3], struct pc_child *child) {
   HANDLE in_r = NULL, in_w = NULL, out_r = NULL, out_w = NULL, err_r = NULL,
          err_w = NULL;
   if (!CreatePipe(&in_r, &in_w, &sa, CHILD_PIPE_SIZE) ||
-      !CreatePipe(&out_r, &out_w, &sa, 0) ||
-      !CreatePipe(&err_r, &err_w, &sa, 0)) {
+      !CreatePipe(&out_r, &out_w, &sa, CHILD_PIPE_SIZE) ||
+      !CreatePipe(&err_r, &err_w, &sa, CHILD_PIPE_SIZE)) {
     fail_win();
     goto undo;
   }
@@ -377,6 +379,7 @@ int pc_spawn(char **argv, struct pc_io io[3], struct pc_child *child) {
   }
   io[0].max_write = CHILD_WRITE;
   io[0].retry_writes = 1;
+  io[0].nonblocking = 1;
   return 0;
 undo:
   {
