@@ -3,7 +3,9 @@
  * and writes, as an ordinary program does.
  *   --both      also copy everything to stderr
  *   --no-read   do not read stdin at all
- *   --exit N    exit with status N at the end */
+ *   --exit N    exit with status N at the end
+ *   --args ...  print each further argument as [ARG] on its own line and
+ *               exit (checks the command line pollcat built for us) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +36,11 @@ int main(int argc, char **argv) {
       both = 1;
     else if (strcmp(argv[i], "--no-read") == 0)
       no_read = 1;
-    else if (strcmp(argv[i], "--exit") == 0 && i + 1 < argc)
+    else if (strcmp(argv[i], "--args") == 0) {
+      for (int j = i + 1; j < argc; j++)
+        printf("[%s]\n", argv[j]);
+      return 0;
+    } else if (strcmp(argv[i], "--exit") == 0 && i + 1 < argc)
       status = atoi(argv[++i]);
     else {
       fprintf(stderr, "pccat: bad argument '%s'\n", argv[i]);

@@ -268,6 +268,52 @@ idle_cpu | idle_cpu_control)
   done
   ;;
 
+exec_args)
+  # Arguments reach the child unchanged: on Windows, pollcat builds the
+  # child's command line and the child's C runtime splits it again.
+  args=("two words" 'a"quote' 'trailing\' 'back\slash' 'bs\"q' '' '\\"' "tab	x" '*')
+  pc exec -- "$CAT" --args "${args[@]}" </dev/null >got 2>x.err
+  expect_status "exec --args" 0 $?
+  printf '[%s]\n' "${args[@]}" >want
+  if [ $WIN = 1 ]; then tr -d '\r' <got >got.lf; else cp got got.lf; fi
+  cmp -s want got.lf || fail "child got: $(cat got.lf)"
+  note "${#args[@]} awkward arguments arrived unchanged"
+  ;;
+
+options)
+  # The far side keeps its stdin open (and so never closes) for 8 s, the
+  # lifetime of its "sleep 8"; the listener is stopped once done with.
+  # (Process substitution: the shell does not wait for the sleeps, and
+  # their stderr is not CTest's, so CTest does not either.)
+  # -q: our stdin ends at once; quit after 1 s idle, with status 0.
+  pc -v listen 127.0.0.1 0 < <(sleep 8 2>/dev/null) >/dev/null 2>l.err &
+  lpid=$!
+  listen_port l.err
+  start=$(date +%s%N)
+  pc -q 1 connect 127.0.0.1 "$PORT" </dev/null >/dev/null 2>c.err
+  expect_status "-q 1" 0 $?
+  ms=$((($(date +%s%N) - start) / 1000000))
+  [ $ms -ge 1000 ] || fail "-q 1 quit after $ms ms"
+  kill $lpid 2>/dev/null
+  wait $lpid
+  # -w: a connection idle in both directions times out with status 7.
+  pc -v listen 127.0.0.1 0 < <(sleep 8 2>/dev/null) >/dev/null 2>l.err &
+  lpid=$!
+  listen_port l.err
+  pc -w 1 connect 127.0.0.1 "$PORT" < <(sleep 6 2>/dev/null) >/dev/null 2>c.err
+  expect_status "-w 1 idle" 7 $?
+  grep -qx 'pollcat: timed out: idle for 1 seconds' c.err || fail "-w message: $(cat c.err)"
+  kill $lpid 2>/dev/null
+  wait $lpid
+  pc --version >v 2>x.err
+  expect_status --version 0 $?
+  grep -qE '^pollcat [0-9]+\.[0-9]+\.[0-9]+ \(anypoll [0-9.]+\)' v || fail "--version: $(cat v)"
+  pc --help >h 2>x.err
+  expect_status --help 0 $?
+  grep -q '^usage: pollcat' h || fail "--help: $(head -1 h)"
+  note "-q quit after $ms ms idle; -w gave 7; --version: $(tr -d '\r' <v)"
+  ;;
+
 errors)
   # check WHAT STATUS REGEX CMD...: runs pollcat with stdin from /dev/null
   # (unless redirected by the caller), checks status and the one line.
