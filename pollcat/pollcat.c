@@ -1,0 +1,712 @@
+/* pollcat: a small relay between the standard streams and a TCP connection
+ * or a child process, waiting on everything at once with anypoll alone.
+ *
+ * The relay is a set of one-way streams, each with its own buffer: read
+ * from the source when the buffer has room, write to the destination when
+ * it holds data. Nothing waits anywhere but in anypoll_poll: sockets and
+ * our end of a child's stdin are non-blocking, and every other write is
+ * bounded to what POLLOUT promises will fit (pollcat.h, max_write). */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pollcat.h"
+
+#define BUF_SIZE 65536
+/* Retry interval bounds for destinations without write readiness (see
+ * retry_writes): short enough to keep a busy relay moving, long enough
+ * that a stalled one costs nothing measurable. */
+#define RETRY_MIN_MS 1
+#define RETRY_MAX_MS 16
+
+static const char usage_text[] =
+    "usage: pollcat [options] connect HOST PORT\n"
+    "       pollcat [options] listen [ADDR] PORT\n"
+    "       pollcat [options] exec [--] CMD [ARGS...]\n"
+    "options:\n"
+    "  -q SECONDS  after end of stdin, quit once idle that long\n"
+    "  -w SECONDS  connect/accept timeout, and quit (status 7) when idle\n"
+    "              that long\n"
+    "  -v          say what happens, on stderr\n"
+    "  --stats     print the CPU and wall time of the relay at exit\n"
+    "  --help      this text\n"
+    "  --version   the version of pollcat and anypoll\n"
+    "exit status: 0 done, 2 usage, 3 bad port, 4 unknown host, 5 refused,\n"
+    "  6 address in use, 7 timeout, 8 reader gone, 9 network error,\n"
+    "  10 local error, 126/127 command not runnable/not found; in exec mode\n"
+    "  the child's status\n";
+
+/* ---- Options and messages ---------------------------------------------- */
+
+static struct {
+  int verbose;
+  int stats;
+  int backend;
+  double quit_after; /* -q, seconds; < 0: off */
+  double wait;       /* -w, seconds; < 0: off */
+} opt = { 0, 0, ANYPOLL_BACKEND_DEFAULT, -1, -1 };
+
+static void say(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("pollcat: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  fflush(stderr);
+  va_end(ap);
+}
+
+#define VERBOSE(...)                                                         \
+  do {                                                                       \
+    if (opt.verbose)                                                         \
+      say(__VA_ARGS__);                                                      \
+  } while (0)
+
+static struct {
+  int started;
+  double cpu0, t0;
+  unsigned long long bytes[3];
+} stats;
+
+/* Every exit after the relay starts goes through here, so --stats is
+ * printed whatever ends the relay. */
+static void finish(int status) {
+  if (opt.stats && stats.started) {
+    say("stats: cpu %.1f ms, wall %.1f ms, bytes %llu %llu %llu",
+        pc_cpu_ms() - stats.cpu0, pc_now_ms() - stats.t0, stats.bytes[0],
+        stats.bytes[1], stats.bytes[2]);
+  }
+  fflush(stdout);
+  exit(status);
+}
+
+static void usage_error(const char *fmt, const char *arg) {
+  fputs("pollcat: ", stderr);
+  fprintf(stderr, fmt, arg);
+  fputs(" (pollcat --help for usage)\n", stderr);
+  exit(PC_EXIT_USAGE);
+}
+
+static double parse_seconds(const char *name, const char *s) {
+  char *end;
+  errno = 0;
+  double v = s == NULL ? -1 : strtod(s, &end);
+  if (s == NULL || end == s || *end != '\0' || errno != 0 || !isfinite(v) ||
+      v < 0 || v > 1e6)
+    usage_error("%s needs a number of seconds from 0 to 1000000", name);
+  return v;
+}
+
+/* A port is a decimal number; service names are not looked up, so that a
+ * typo is an error rather than a surprise. */
+static long parse_port(const char *s, int allow_zero) {
+  long v = 0;
+  int digits = 0;
+  for (const char *p = s; *p != '\0'; p++) {
+    if (*p < '0' || *p > '9' || ++digits > 5)
+      goto bad;
+    v = v * 10 + (*p - '0');
+  }
+  if (digits > 0 && v <= 65535 && (v > 0 || allow_zero))
+    return v;
+bad:
+  say("bad port '%s': must be a number from %d to 65535", s, allow_zero ? 0 : 1);
+  exit(PC_EXIT_PORT);
+}
+
+static const char *addr_text(const struct sockaddr *sa, int len, char *port,
+                             size_t port_len) {
+  static char host[NI_MAXHOST];
+  /* One at a time: the caller formats it before asking again. */
+  if (getnameinfo(sa, (socklen_t)len, host, sizeof host, port,
+                  (socklen_t)port_len, NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+    snprintf(host, sizeof host, "?");
+    snprintf(port, port_len, "?");
+  }
+  return host;
+}
+
+/* ---- The relay ---------------------------------------------------------- */
+
+struct stream {
+  const char *src_name, *dst_name;
+  struct pc_io *src, *dst;
+  char *buf;
+  size_t head, tail;
+  int eof;          /* the source has ended */
+  int done;         /* nothing more to do */
+  int shut_dst;     /* shut the destination once drained after eof */
+  int fatal_broken; /* a gone reader ends pollcat (our own stdout/stderr) */
+  int quiet_broken; /* a gone reader is normal (a child that stops reading) */
+  int retrying;     /* the last write made no progress (retry_writes) */
+  int retry_ms;
+  double retry_at;
+  unsigned long long *count;
+};
+
+struct relay {
+  struct stream s[3];
+  int n;
+  int input;       /* index of the stream fed by our stdin, or -1 */
+  int broken;      /* some reader went away before the end */
+  double last_activity;
+};
+
+static void stream_init(struct stream *s, const char *src_name,
+                        struct pc_io *src, const char *dst_name,
+                        struct pc_io *dst, unsigned long long *count) {
+  memset(s, 0, sizeof *s);
+  s->src_name = src_name;
+  s->dst_name = dst_name;
+  s->src = src;
+  s->dst = dst;
+  s->count = count;
+  s->buf = malloc(BUF_SIZE);
+  if (s->buf == NULL) {
+    say("out of memory");
+    exit(PC_EXIT_IO);
+  }
+  s->retry_ms = RETRY_MIN_MS;
+  if (src->fd < 0)
+    s->eof = 1; /* no such standard stream: an empty input */
+}
+
+static int wants_read(const struct stream *s) {
+  return !s->done && !s->eof && (s->tail < BUF_SIZE || s->head > 0);
+}
+
+static int wants_write(const struct stream *s) {
+  return !s->done && s->tail > s->head;
+}
+
+/* Several streams share a descriptor (a socket is read by one, written by
+ * another): one pollfd per descriptor, as poll() users conventionally do. */
+static void add_fd(struct pollfd *p, anypoll_nfds_t *n, int fd, short ev) {
+  for (anypoll_nfds_t i = 0; i < *n; i++) {
+    if ((int)p[i].fd == fd) {
+      p[i].events |= ev;
+      return;
+    }
+  }
+  p[*n].fd = fd;
+  p[*n].events = ev;
+  p[*n].revents = 0;
+  (*n)++;
+}
+
+static short revents_of(const struct pollfd *p, anypoll_nfds_t n, int fd) {
+  for (anypoll_nfds_t i = 0; i < n; i++)
+    if ((int)p[i].fd == fd)
+      return p[i].revents;
+  return 0;
+}
+
+static void stream_end(struct relay *r, struct stream *s) {
+  s->done = 1;
+  if (s->shut_dst && s->dst->fd >= 0) {
+    VERBOSE("%s: end of input, shutting down sending to %s", s->src_name,
+            s->dst_name);
+    pc_shut(s->dst);
+  } else {
+    VERBOSE("%s: end of input", s->src_name);
+  }
+  (void)r;
+}
+
+/* One write; returns whether it made progress. */
+static int stream_write_once(struct relay *r, struct stream *s, double now) {
+  size_t len = s->tail - s->head;
+  if (len > s->dst->max_write)
+    len = s->dst->max_write;
+  long w = pc_write(s->dst, s->buf + s->head, len);
+  if (w < 0 && pc_error() == PCE_AGAIN)
+    w = 0;
+  if (w < 0) {
+    enum pc_err e = pc_error();
+    if (e == PCE_PIPE || e == PCE_RESET) {
+      if (s->fatal_broken) {
+        say("%s: reader went away (broken pipe)", s->dst_name);
+        finish(PC_EXIT_PIPE);
+      }
+      if (s->quiet_broken) {
+        VERBOSE("%s: reader went away, discarding the rest of %s",
+                s->dst_name, s->src_name);
+      } else {
+        say("%s: reader went away, %llu bytes of %s not delivered",
+            s->dst_name, (unsigned long long)(s->tail - s->head), s->src_name);
+        r->broken = 1;
+      }
+      s->done = 1;
+      if (s->dst->kind != PC_IO_SOCKET)
+        pc_close(s->dst);
+      return 0;
+    }
+    say("%s: write failed: %s", s->dst_name, pc_error_text());
+    finish(s->dst->kind == PC_IO_SOCKET ? PC_EXIT_NET : PC_EXIT_IO);
+  }
+  if (w == 0) {
+    if (s->dst->retry_writes) {
+      if (s->retrying && s->retry_ms < RETRY_MAX_MS)
+        s->retry_ms *= 2;
+      s->retrying = 1;
+      s->retry_at = now + s->retry_ms;
+    }
+    return 0;
+  }
+  s->retrying = 0;
+  s->retry_ms = RETRY_MIN_MS;
+  s->head += (size_t)w;
+  *s->count += (unsigned long long)w;
+  r->last_activity = now;
+  if (s->head == s->tail)
+    s->head = s->tail = 0;
+  if (s->eof && s->head == s->tail)
+    stream_end(r, s);
+  return 1;
+}
+
+static void stream_write(struct relay *r, struct stream *s, double now) {
+  while (stream_write_once(r, s, now) && s->dst->nonblocking &&
+         wants_write(s))
+    ;
+}
+
+static void stream_read(struct relay *r, struct stream *s, double now) {
+  if (s->tail == BUF_SIZE) {
+    memmove(s->buf, s->buf + s->head, s->tail - s->head);
+    s->tail -= s->head;
+    s->head = 0;
+  }
+  long got = pc_read(s->src, s->buf + s->tail, BUF_SIZE - s->tail);
+  if (got < 0 && pc_error() == PCE_AGAIN)
+    return;
+  if (got < 0) {
+    enum pc_err e = pc_error();
+    if (e == PCE_RESET) {
+      say("%s: connection reset by peer", s->src_name);
+      finish(PC_EXIT_NET);
+    }
+    say("%s: read failed: %s", s->src_name, pc_error_text());
+    finish(s->src->kind == PC_IO_SOCKET ? PC_EXIT_NET : PC_EXIT_IO);
+  }
+  r->last_activity = now;
+  if (got == 0) {
+    s->eof = 1;
+    if (s->head == s->tail)
+      stream_end(r, s);
+    return;
+  }
+  s->tail += (size_t)got;
+}
+
+enum { UNTIL_ALL_DONE, UNTIL_OUTPUT_DONE };
+
+/* When the relay gives up for being idle (-w: status 7; -q once stdin has
+ * ended: status 0), whichever comes first; -1 when never. */
+static double relay_deadline(const struct relay *r, int *status) {
+  double deadline = -1;
+  *status = PC_EXIT_OK;
+  if (opt.wait >= 0) {
+    deadline = r->last_activity + opt.wait * 1000;
+    *status = PC_EXIT_TIMEOUT;
+  }
+  if (opt.quit_after >= 0 && r->input >= 0 && r->s[r->input].eof) {
+    double q = r->last_activity + opt.quit_after * 1000;
+    if (deadline < 0 || q <= deadline) {
+      deadline = q;
+      *status = PC_EXIT_OK;
+    }
+  }
+  return deadline;
+}
+
+/* Runs the relay until every stream is done (network modes) or until the
+ * streams other than the input one are (exec mode: the child's output has
+ * ended, whether or not our stdin has). */
+static void relay_run(struct relay *r, int until) {
+  struct pollfd pfd[6];
+  r->last_activity = pc_now_ms();
+  for (;;) {
+    int busy = 0;
+    for (int i = 0; i < r->n; i++)
+      if (!r->s[i].done && (until == UNTIL_ALL_DONE || i != r->input))
+        busy = 1;
+    if (!busy)
+      return;
+
+    double now = pc_now_ms();
+    int deadline_status;
+    double deadline = relay_deadline(r, &deadline_status);
+
+    anypoll_nfds_t n = 0;
+    double wake = deadline;
+    for (int i = 0; i < r->n; i++) {
+      struct stream *s = &r->s[i];
+      if (wants_read(s))
+        add_fd(pfd, &n, s->src->fd, POLLIN);
+      if (wants_write(s)) {
+        if (s->retrying) {
+          if (wake < 0 || s->retry_at < wake)
+            wake = s->retry_at;
+        } else {
+          add_fd(pfd, &n, s->dst->fd, POLLOUT);
+        }
+      }
+    }
+    int timeout = -1;
+    if (wake >= 0)
+      timeout = wake <= now ? 0 : (int)ceil(wake - now);
+
+    int ready = anypoll_poll_with(opt.backend, pfd, n, timeout);
+    if (ready < 0) {
+      if (errno == EINTR)
+        continue;
+      say("poll failed: %s", strerror(errno));
+      finish(PC_EXIT_IO);
+    }
+    now = pc_now_ms();
+    for (int i = 0; i < r->n; i++) {
+      struct stream *s = &r->s[i];
+      if (wants_write(s)) {
+        int go = s->retrying ? now >= s->retry_at
+                             : revents_of(pfd, n, s->dst->fd) != 0;
+        if (go)
+          stream_write(r, s, now);
+      }
+      if (wants_read(s) && revents_of(pfd, n, s->src->fd) != 0)
+        stream_read(r, s, now);
+      if (s->eof && !s->done && s->head == s->tail)
+        stream_end(r, s);
+    }
+    deadline = relay_deadline(r, &deadline_status);
+    if (deadline >= 0 && now >= deadline) {
+      if (deadline_status == PC_EXIT_TIMEOUT)
+        say("timed out: idle for %g seconds", opt.wait);
+      else
+        VERBOSE("quitting: idle for %g seconds after end of stdin",
+                opt.quit_after);
+      finish(deadline_status);
+    }
+  }
+}
+
+static void relay_start(void) {
+  stats.started = 1;
+  stats.cpu0 = pc_cpu_ms();
+  stats.t0 = pc_now_ms();
+}
+
+/* Relays stdin to a connected socket and the socket to stdout. */
+static void relay_socket(pc_sock sock) {
+  static struct pc_io in, out, net;
+  pc_std_io(0, &in);
+  pc_std_io(1, &out);
+  if (pc_sock_io(sock, &net) != 0) {
+    say("cannot use the connection: %s", pc_error_text());
+    finish(PC_EXIT_NET);
+  }
+  struct relay r;
+  memset(&r, 0, sizeof r);
+  r.n = 2;
+  r.input = 0;
+  stream_init(&r.s[0], "stdin", &in, "connection", &net, &stats.bytes[0]);
+  r.s[0].shut_dst = 1;
+  stream_init(&r.s[1], "connection", &net, "stdout", &out, &stats.bytes[1]);
+  r.s[1].fatal_broken = 1;
+  if (out.fd < 0) {
+    say("stdout is not open");
+    finish(PC_EXIT_IO);
+  }
+  relay_start();
+  relay_run(&r, UNTIL_ALL_DONE);
+  finish(r.broken ? PC_EXIT_PIPE : PC_EXIT_OK);
+}
+
+/* ---- Modes -------------------------------------------------------------- */
+
+static struct addrinfo *resolve(const char *host, const char *port,
+                                int passive) {
+  struct addrinfo hints, *res = NULL;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_protocol = IPPROTO_TCP;
+  hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0);
+  int rc = getaddrinfo(host, port, &hints, &res);
+  if (rc != 0 || res == NULL) {
+    say("unknown host '%s': %s", host, rc != 0 ? gai_strerror(rc) : "no address");
+    exit(PC_EXIT_HOST);
+  }
+  return res;
+}
+
+static int exit_for(enum pc_err e) {
+  switch (e) {
+  case PCE_REFUSED: return PC_EXIT_REFUSED;
+  case PCE_INUSE: return PC_EXIT_INUSE;
+  case PCE_TIMEDOUT: return PC_EXIT_TIMEOUT;
+  default: return PC_EXIT_NET;
+  }
+}
+
+/* Waits (with -w as the bound) until sock is ready for events; 0 when it
+ * is, 1 on timeout. */
+static int wait_socket(pc_sock sock, short events) {
+  struct pc_io io;
+  if (pc_sock_io(sock, &io) != 0) {
+    say("cannot wait on a socket: %s", pc_error_text());
+    exit(PC_EXIT_NET);
+  }
+  double deadline = opt.wait < 0 ? -1 : pc_now_ms() + opt.wait * 1000;
+  for (;;) {
+    struct pollfd p = { 0 };
+    p.fd = io.fd;
+    p.events = events;
+    int timeout = -1;
+    if (deadline >= 0) {
+      double left = deadline - pc_now_ms();
+      timeout = left <= 0 ? 0 : (int)ceil(left);
+    }
+    int rc = anypoll_poll_with(opt.backend, &p, 1, timeout);
+    if (rc < 0 && errno == EINTR)
+      continue;
+    if (rc < 0) {
+      say("poll failed: %s", strerror(errno));
+      exit(PC_EXIT_IO);
+    }
+    if (rc > 0)
+      return 0;
+    if (deadline >= 0 && pc_now_ms() >= deadline)
+      return 1;
+  }
+}
+
+static void mode_connect(const char *host, const char *port_text) {
+  parse_port(port_text, 0);
+  struct addrinfo *res = resolve(host, port_text, 0);
+  enum pc_err last = PCE_OTHER;
+  char last_text[NI_MAXHOST + 512] = "no usable address";
+  for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
+    char port[NI_MAXSERV];
+    const char *addr = addr_text(ai->ai_addr, (int)ai->ai_addrlen, port,
+                                 sizeof port);
+    pc_sock s = pc_socket(ai->ai_family);
+    if (s == PC_NO_SOCK) {
+      last = pc_error();
+      snprintf(last_text, sizeof last_text, "%s", pc_error_text());
+      continue;
+    }
+    VERBOSE("connecting to %s port %s", addr, port);
+    int rc = pc_connect(s, ai->ai_addr, (int)ai->ai_addrlen);
+    if (rc != 0 && pc_error() == PCE_INPROGRESS) {
+      if (wait_socket(s, POLLOUT) != 0) {
+        last = PCE_TIMEDOUT;
+        snprintf(last_text, sizeof last_text, "%s port %s: timed out", addr,
+                 port);
+        pc_sock_close(s);
+        continue;
+      }
+      rc = pc_connect_result(s);
+    }
+    if (rc != 0) {
+      last = pc_error();
+      snprintf(last_text, sizeof last_text, "%s port %s: %s", addr, port,
+               pc_error_text());
+      VERBOSE("connect to %s", last_text);
+      pc_sock_close(s);
+      continue;
+    }
+    VERBOSE("connected to %s port %s", addr, port);
+    freeaddrinfo(res);
+    relay_socket(s);
+  }
+  freeaddrinfo(res);
+  /* last_text names the address; the host only when it differs. */
+  if (strncmp(last_text, host, strlen(host)) == 0 &&
+      last_text[strlen(host)] == ' ')
+    say("connect to %s", last_text);
+  else
+    say("connect to %s: %s", host, last_text);
+  exit(exit_for(last));
+}
+
+static void mode_listen(const char *host, const char *port_text) {
+  parse_port(port_text, 1);
+  struct addrinfo *res = NULL;
+  /* No address: the IPv6 wildcard in dual-stack mode takes IPv4 and IPv6
+   * alike; systems without IPv6 fall back to the IPv4 wildcard. */
+  const char *try_hosts[2] = { host, NULL };
+  if (host == NULL) {
+    try_hosts[0] = "::";
+    try_hosts[1] = "0.0.0.0";
+  }
+  pc_sock ls = PC_NO_SOCK;
+  enum pc_err last = PCE_OTHER;
+  char last_text[NI_MAXHOST + 512] = "no usable address";
+  for (int h = 0; h < 2 && try_hosts[h] != NULL && ls == PC_NO_SOCK; h++) {
+    res = resolve(try_hosts[h], port_text, 1);
+    for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
+      char port[NI_MAXSERV];
+      const char *addr = addr_text(ai->ai_addr, (int)ai->ai_addrlen, port,
+                                   sizeof port);
+      pc_sock s = pc_socket(ai->ai_family);
+      if (s != PC_NO_SOCK &&
+          pc_bind_listen(s, ai->ai_addr, (int)ai->ai_addrlen,
+                         host == NULL && ai->ai_family == AF_INET6) == 0) {
+        ls = s;
+        break;
+      }
+      last = pc_error();
+      snprintf(last_text, sizeof last_text, "%s port %s: %s", addr, port,
+               pc_error_text());
+      if (s != PC_NO_SOCK)
+        pc_sock_close(s);
+    }
+    freeaddrinfo(res);
+  }
+  if (ls == PC_NO_SOCK) {
+    say("listen on %s", last_text);
+    exit(exit_for(last));
+  }
+  struct sockaddr_storage ss;
+  int len = sizeof ss;
+  char port[NI_MAXSERV];
+  if (pc_local_addr(ls, &ss, &len) == 0)
+    VERBOSE("listening on %s port %s",
+            addr_text((struct sockaddr *)&ss, len, port, sizeof port), port);
+  for (;;) {
+    if (wait_socket(ls, POLLIN) != 0) {
+      say("timed out waiting for a connection");
+      exit(PC_EXIT_TIMEOUT);
+    }
+    len = sizeof ss;
+    pc_sock c = pc_accept(ls, &ss, &len);
+    if (c == PC_NO_SOCK) {
+      enum pc_err e = pc_error();
+      /* The client may give up between readiness and accept. */
+      if (e == PCE_AGAIN || e == PCE_RESET)
+        continue;
+      say("accept failed: %s", pc_error_text());
+      exit(PC_EXIT_NET);
+    }
+    VERBOSE("connection from %s port %s",
+            addr_text((struct sockaddr *)&ss, len, port, sizeof port), port);
+    pc_sock_close(ls);
+    relay_socket(c);
+  }
+}
+
+static void mode_exec(char **argv) {
+  static struct pc_io in, out, err, child_io[3];
+  struct pc_child child;
+  if (pc_spawn(argv, child_io, &child) != 0) {
+    enum pc_err e = pc_error();
+    if (e == PCE_NOENT) {
+      say("exec %s: command not found", argv[0]);
+      exit(PC_EXIT_NOCMD);
+    }
+    say("exec %s: %s", argv[0], pc_error_text());
+    exit(e == PCE_ACCESS ? PC_EXIT_NOEXEC : PC_EXIT_IO);
+  }
+  VERBOSE("started %s", argv[0]);
+  pc_std_io(0, &in);
+  pc_std_io(1, &out);
+  pc_std_io(2, &err);
+  struct relay r;
+  memset(&r, 0, sizeof r);
+  r.n = 3;
+  r.input = 0;
+  stream_init(&r.s[0], "stdin", &in, "child stdin", &child_io[0],
+              &stats.bytes[0]);
+  r.s[0].shut_dst = 1;
+  r.s[0].quiet_broken = 1;
+  stream_init(&r.s[1], "child stdout", &child_io[1], "stdout", &out,
+              &stats.bytes[1]);
+  r.s[1].fatal_broken = 1;
+  stream_init(&r.s[2], "child stderr", &child_io[2], "stderr", &err,
+              &stats.bytes[2]);
+  r.s[2].fatal_broken = 1;
+  if (in.fd < 0)
+    pc_shut(&child_io[0]);
+  relay_start();
+  relay_run(&r, UNTIL_OUTPUT_DONE);
+  /* The child's output has ended; what is left is to collect its status
+   * (it may still be running, with its output closed). */
+  int status = pc_child_wait(&child);
+  if (status < 0) {
+    say("waiting for %s failed: %s", argv[0], pc_error_text());
+    finish(PC_EXIT_IO);
+  }
+  VERBOSE("%s exited with status %d", argv[0], status);
+  finish(status);
+}
+
+/* ---- Command line ------------------------------------------------------- */
+
+int main(int argc, char **argv) {
+  pc_init();
+  char *pos[4];
+  int npos = 0;
+  int i = 1;
+  for (; i < argc; i++) {
+    const char *a = argv[i];
+    if (npos > 0 && strcmp(pos[0], "exec") == 0) {
+      if (strcmp(a, "--") == 0)
+        i++;
+      break; /* the command and its arguments */
+    }
+    if (a[0] != '-' || a[1] == '\0') {
+      if (npos == 4)
+        usage_error("too many arguments ('%s')", a);
+      pos[npos++] = argv[i];
+    } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(usage_text, stdout);
+      return 0;
+    } else if (strcmp(a, "--version") == 0) {
+      printf("pollcat %s (anypoll %s)\n", ANYPOLL_VERSION_STRING,
+             anypoll_version());
+      return 0;
+    } else if (strcmp(a, "-v") == 0) {
+      opt.verbose = 1;
+    } else if (strcmp(a, "--stats") == 0) {
+      opt.stats = 1;
+    } else if (strcmp(a, "-q") == 0) {
+      opt.quit_after = parse_seconds("-q", argv[++i < argc ? i : argc]);
+    } else if (strcmp(a, "-w") == 0) {
+      opt.wait = parse_seconds("-w", argv[++i < argc ? i : argc]);
+    } else if (strcmp(a, "--backend") == 0) {
+      /* For the tests: show that the idle test catches a busy wait. */
+      const char *name = ++i < argc ? argv[i] : "";
+      opt.backend = anypoll_backend_from_name(name);
+      if (opt.backend < 0)
+        usage_error("unknown backend '%s'", name);
+    } else if (strcmp(a, "--") == 0) {
+      usage_error("'--' only goes before the command of exec%s", "");
+    } else {
+      usage_error("unknown option '%s'", a);
+    }
+  }
+  if (npos == 0)
+    usage_error("missing mode: connect, listen or exec%s", "");
+  const char *mode = pos[0];
+  if (strcmp(mode, "connect") == 0) {
+    if (npos != 3)
+      usage_error("connect needs HOST and PORT%s", "");
+    mode_connect(pos[1], pos[2]);
+  } else if (strcmp(mode, "listen") == 0) {
+    if (npos < 2 || npos > 3)
+      usage_error("listen needs [ADDR] PORT%s", "");
+    mode_listen(npos == 3 ? pos[1] : NULL, pos[npos - 1]);
+  } else if (strcmp(mode, "exec") == 0) {
+    if (npos != 1)
+      usage_error("exec takes no arguments before the command%s", "");
+    if (i >= argc)
+      usage_error("exec: missing command%s", "");
+    mode_exec(argv + i);
+  }
+  usage_error("unknown mode '%s'", mode);
+  return PC_EXIT_USAGE;
+}

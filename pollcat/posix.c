@@ -1,0 +1,284 @@
+/* pollcat's POSIX layer: descriptors, sockets and posix_spawn. */
+#define _GNU_SOURCE /* accept4, pipe2 */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <netinet/in.h>
+
+#include "pollcat.h"
+
+extern char **environ;
+
+/* The largest write that a pipe reporting POLLOUT takes without blocking:
+ * Linux reports POLLOUT when a page is free, and a write of up to PIPE_BUF
+ * is atomic, so it fits whole. */
+#define PIPE_CHUNK 4096
+#define BIG_CHUNK 65536
+
+static int last_errno;
+
+static enum pc_err classify(int e) {
+  switch (e) {
+  case EAGAIN:
+#if EWOULDBLOCK != EAGAIN
+  case EWOULDBLOCK:
+#endif
+    return PCE_AGAIN;
+  case EINPROGRESS: return PCE_INPROGRESS;
+  case EPIPE: return PCE_PIPE;
+  case ECONNRESET: return PCE_RESET;
+  case ECONNREFUSED: return PCE_REFUSED;
+  case EADDRINUSE: return PCE_INUSE;
+  case ETIMEDOUT: return PCE_TIMEDOUT;
+  case ENOENT: return PCE_NOENT;
+  case EACCES:
+  case ENOEXEC:
+  case EISDIR:
+    return PCE_ACCESS;
+  case 0: return PCE_NONE;
+  default: return PCE_OTHER;
+  }
+}
+
+static int fail(void) {
+  last_errno = errno;
+  return -1;
+}
+
+enum pc_err pc_error(void) { return classify(last_errno); }
+
+const char *pc_error_text(void) {
+  switch (last_errno) {
+  /* The lower-case wording people know from other tools. */
+  case ECONNREFUSED: return "connection refused";
+  case EADDRINUSE: return "address in use";
+  default: return strerror(last_errno);
+  }
+}
+
+void pc_init(void) {
+  /* A reader that goes away is reported by EPIPE and handled; the default
+   * action would kill pollcat without a word. */
+  signal(SIGPIPE, SIG_IGN);
+}
+
+static void stream_io(int fd, struct pc_io *io) {
+  memset(io, 0, sizeof *io);
+  io->fd = fd;
+  io->kind = PC_IO_STREAM;
+  io->sock = PC_NO_SOCK;
+  struct stat st;
+  int is_pipe = fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) ||
+                                        S_ISCHR(st.st_mode) ||
+                                        S_ISSOCK(st.st_mode));
+  io->max_write = is_pipe ? PIPE_CHUNK : BIG_CHUNK;
+}
+
+void pc_std_io(int n, struct pc_io *io) {
+  if (fcntl(n, F_GETFD) == -1) {
+    memset(io, 0, sizeof *io);
+    io->fd = -1;
+    io->sock = PC_NO_SOCK;
+    return;
+  }
+  stream_io(n, io);
+}
+
+long pc_read(struct pc_io *io, void *buf, size_t len) {
+  for (;;) {
+    ssize_t n = io->kind == PC_IO_SOCKET ? recv(io->fd, buf, len, 0)
+                                         : read(io->fd, buf, len);
+    if (n >= 0)
+      return (long)n;
+    if (errno != EINTR)
+      return fail();
+  }
+}
+
+long pc_write(struct pc_io *io, const void *buf, size_t len) {
+  for (;;) {
+    ssize_t n = io->kind == PC_IO_SOCKET
+                    ? send(io->fd, buf, len, MSG_NOSIGNAL)
+                    : write(io->fd, buf, len);
+    if (n >= 0)
+      return (long)n;
+    if (errno != EINTR)
+      return fail();
+  }
+}
+
+void pc_shut(struct pc_io *io) {
+  if (io->kind == PC_IO_SOCKET)
+    shutdown(io->fd, SHUT_WR);
+  else
+    pc_close(io);
+}
+
+void pc_close(struct pc_io *io) {
+  if (io->fd >= 0)
+    close(io->fd);
+  io->fd = -1;
+}
+
+pc_sock pc_socket(int family) {
+  int s = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (s < 0) {
+    fail();
+    return PC_NO_SOCK;
+  }
+  return s;
+}
+
+int pc_connect(pc_sock s, const struct sockaddr *addr, int len) {
+  if (connect((int)s, addr, (socklen_t)len) == 0)
+    return 0;
+  return fail();
+}
+
+int pc_connect_result(pc_sock s) {
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (getsockopt((int)s, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+    return fail();
+  if (err == 0)
+    return 0;
+  errno = err;
+  return fail();
+}
+
+int pc_bind_listen(pc_sock s, const struct sockaddr *addr, int len,
+                   int dual) {
+  int on = 1, off = 0;
+  /* Lets a listener restart while old connections linger in TIME_WAIT; on
+   * Linux it never lets two sockets listen on one port. */
+  setsockopt((int)s, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+  if (dual)
+    setsockopt((int)s, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+  if (bind((int)s, addr, (socklen_t)len) != 0 || listen((int)s, 1) != 0)
+    return fail();
+  return 0;
+}
+
+int pc_local_addr(pc_sock s, struct sockaddr_storage *addr, int *len) {
+  socklen_t l = sizeof *addr;
+  if (getsockname((int)s, (struct sockaddr *)addr, &l) != 0)
+    return fail();
+  *len = (int)l;
+  return 0;
+}
+
+pc_sock pc_accept(pc_sock s, struct sockaddr_storage *addr, int *len) {
+  socklen_t l = sizeof *addr;
+  int c = accept4((int)s, (struct sockaddr *)addr, &l,
+                  SOCK_NONBLOCK | SOCK_CLOEXEC);
+  if (c < 0) {
+    fail();
+    if (last_errno == ECONNABORTED)
+      last_errno = ECONNRESET;
+    return PC_NO_SOCK;
+  }
+  *len = (int)l;
+  return c;
+}
+
+void pc_sock_close(pc_sock s) { close((int)s); }
+
+int pc_sock_io(pc_sock s, struct pc_io *io) {
+  memset(io, 0, sizeof *io);
+  io->fd = (int)s;
+  io->kind = PC_IO_SOCKET;
+  io->sock = s;
+  io->max_write = BIG_CHUNK;
+  io->nonblocking = 1;
+  return 0;
+}
+
+int pc_spawn(char **argv, struct pc_io io[3], struct pc_child *child) {
+  int p[3][2] = { { -1, -1 }, { -1, -1 }, { -1, -1 } };
+  for (int i = 0; i < 3; i++) {
+    if (pipe2(p[i], O_CLOEXEC) != 0) {
+      fail();
+      goto undo;
+    }
+  }
+  /* Our end of the child's stdin must never block the relay: a child that
+   * stops reading would stop its own output being read too. */
+  fcntl(p[0][1], F_SETFL, fcntl(p[0][1], F_GETFL) | O_NONBLOCK);
+
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, p[0][0], 0);
+  posix_spawn_file_actions_adddup2(&fa, p[1][1], 1);
+  posix_spawn_file_actions_adddup2(&fa, p[2][1], 2);
+  /* The child starts with default SIGPIPE handling, as from a shell. */
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t def;
+  sigemptyset(&def);
+  sigaddset(&def, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attr, &def);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    errno = rc;
+    fail();
+    goto undo;
+  }
+  close(p[0][0]);
+  close(p[1][1]);
+  close(p[2][1]);
+  stream_io(p[0][1], &io[0]);
+  stream_io(p[1][0], &io[1]);
+  stream_io(p[2][0], &io[2]);
+  io[0].max_write = BIG_CHUNK; /* non-blocking: partial writes are fine */
+  io[0].nonblocking = 1;
+  child->pid = pid;
+  child->process = NULL;
+  return 0;
+undo:
+  for (int i = 0; i < 3; i++) {
+    if (p[i][0] >= 0)
+      close(p[i][0]);
+    if (p[i][1] >= 0)
+      close(p[i][1]);
+  }
+  return -1;
+}
+
+int pc_child_wait(struct pc_child *child) {
+  int status;
+  while (waitpid((pid_t)child->pid, &status, 0) < 0) {
+    if (errno != EINTR)
+      return fail();
+  }
+  if (WIFEXITED(status))
+    return WEXITSTATUS(status);
+  if (WIFSIGNALED(status))
+    return 128 + WTERMSIG(status);
+  return PC_EXIT_IO;
+}
+
+double pc_now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+double pc_cpu_ms(void) {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 +
+         (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
+}

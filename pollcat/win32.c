@@ -1,0 +1,422 @@
+/* pollcat's Windows layer: handles behind C runtime descriptors (which is
+ * what anypoll waits on), Winsock, and CreateProcess with anonymous pipes.
+ *
+ * Writes. Windows reports no write readiness for pipes, so a write to a
+ * pipe may block however small it is. Where that could deadlock the relay
+ * it must not happen: the pipe to a child's stdin is ours alone, and is put
+ * in PIPE_NOWAIT mode, so a write takes what fits (possibly nothing) and
+ * the relay retries on a short timer while the child is not reading. Our
+ * own stdout and stderr belong to whoever started us (their mode is shared
+ * with other processes), so writes to them stay blocking: a slow reader
+ * there holds the relay back, as any pipeline does, but cannot deadlock it,
+ * since nothing we could do meanwhile would make that reader go faster. */
+#include <errno.h>
+#include <fcntl.h>
+#include <io.h>
+#include <stdio.h>
+#include <string.h>
+#include <winsock2.h>
+#include <windows.h>
+
+#include "pollcat.h"
+
+#define CHUNK 65536
+/* The child's stdin pipe: room for a few nowait writes, each small enough
+ * to fit while the child drains it (Wine takes a nowait write whole or
+ * not at all). */
+#define CHILD_PIPE_SIZE 65536
+#define CHILD_WRITE 4096
+
+static DWORD last_error;
+static int last_is_wsa; /* 2: a would-block outside connect */
+
+static int fail_win(void) {
+  last_error = GetLastError();
+  last_is_wsa = 0;
+  return -1;
+}
+
+static int fail_wsa(void) {
+  last_error = (DWORD)WSAGetLastError();
+  last_is_wsa = 1;
+  return -1;
+}
+
+/* The same code means "in progress" from connect, "try again" elsewhere. */
+static int fail_wsa_io(void) {
+  fail_wsa();
+  if (last_error == WSAEWOULDBLOCK)
+    last_is_wsa = 2;
+  return -1;
+}
+
+enum pc_err pc_error(void) {
+  switch (last_error) {
+  case 0: return PCE_NONE;
+  case WSAEWOULDBLOCK: return last_is_wsa == 2 ? PCE_AGAIN : PCE_INPROGRESS;
+  case WSAECONNRESET:
+  case WSAECONNABORTED:
+  case WSAENETRESET:
+    return PCE_RESET;
+  case WSAESHUTDOWN:
+  case ERROR_BROKEN_PIPE:
+  case ERROR_NO_DATA: /* the pipe is being closed */
+  case ERROR_PIPE_NOT_CONNECTED: /* Wine, for a Unix pipe without reader */
+    return PCE_PIPE;
+  case WSAECONNREFUSED: return PCE_REFUSED;
+  case WSAEADDRINUSE: return PCE_INUSE;
+  case WSAETIMEDOUT: return PCE_TIMEDOUT;
+  case ERROR_FILE_NOT_FOUND:
+  case ERROR_PATH_NOT_FOUND:
+    return PCE_NOENT;
+  case ERROR_ACCESS_DENIED:
+  case ERROR_BAD_EXE_FORMAT:
+    return PCE_ACCESS;
+  default: return PCE_OTHER;
+  }
+}
+
+const char *pc_error_text(void) {
+  static char text[256];
+  switch (last_error) {
+  /* The wording of the POSIX build, so that messages read the same. */
+  case WSAECONNREFUSED: return "connection refused";
+  case WSAEADDRINUSE: return "address in use";
+  case WSAECONNRESET: return "connection reset by peer";
+  case WSAETIMEDOUT: return "connection timed out";
+  default: break;
+  }
+  DWORD n = FormatMessageA(
+      FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL,
+      last_error, 0, text, sizeof text, NULL);
+  while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r' ||
+                   text[n - 1] == '.' || text[n - 1] == ' '))
+    text[--n] = '\0';
+  if (n == 0)
+    snprintf(text, sizeof text, "error %lu", (unsigned long)last_error);
+  return text;
+}
+
+void pc_init(void) {
+  WSADATA wsa;
+  if (WSAStartup(MAKEWORD(2, 2), &wsa) != 0) {
+    fputs("pollcat: cannot start Winsock\n", stderr);
+    exit(PC_EXIT_IO);
+  }
+  /* Messages are written through stdio; data goes to the handles. */
+  for (int i = 0; i < 3; i++)
+    _setmode(i, _O_BINARY);
+}
+
+void pc_std_io(int n, struct pc_io *io) {
+  memset(io, 0, sizeof *io);
+  io->fd = -1;
+  io->sock = PC_NO_SOCK;
+  intptr_t h = _get_osfhandle(n);
+  /* -2: the process was started without this standard handle. */
+  if (h == -1 || h == -2 || h == 0)
+    return;
+  io->fd = n;
+  io->kind = PC_IO_STREAM;
+  io->handle = (HANDLE)h;
+  io->max_write = CHUNK;
+}
+
+long pc_read(struct pc_io *io, void *buf, size_t len) {
+  if (io->kind == PC_IO_SOCKET) {
+    int n = recv((SOCKET)io->sock, buf, (int)len, 0);
+    if (n >= 0)
+      return n;
+    return fail_wsa_io();
+  }
+  DWORD got = 0;
+  if (ReadFile(io->handle, buf, (DWORD)len, &got, NULL))
+    return (long)got;
+  DWORD e = GetLastError();
+  /* The writer closed its end: the end of the input. */
+  if (e == ERROR_BROKEN_PIPE || e == ERROR_HANDLE_EOF)
+    return 0;
+  return fail_win();
+}
+
+long pc_write(struct pc_io *io, const void *buf, size_t len) {
+  if (io->kind == PC_IO_SOCKET) {
+    int n = send((SOCKET)io->sock, buf, (int)len, 0);
+    if (n >= 0)
+      return n;
+    if (WSAGetLastError() == WSAEWOULDBLOCK)
+      return 0;
+    return fail_wsa();
+  }
+  DWORD done = 0;
+  if (WriteFile(io->handle, buf, (DWORD)len, &done, NULL))
+    return (long)done;
+  return fail_win();
+}
+
+void pc_shut(struct pc_io *io) {
+  if (io->kind == PC_IO_SOCKET)
+    shutdown((SOCKET)io->sock, SD_SEND);
+  else
+    pc_close(io);
+}
+
+void pc_close(struct pc_io *io) {
+  if (io->fd >= 0)
+    _close(io->fd); /* closes the handle too */
+  io->fd = -1;
+  io->handle = NULL;
+}
+
+/* Handles must not leak into the child: only its three pipe ends may. */
+static void no_inherit(HANDLE h) {
+  SetHandleInformation(h, HANDLE_FLAG_INHERIT, 0);
+}
+
+pc_sock pc_socket(int family) {
+  SOCKET s = WSASocketW(family, SOCK_STREAM, IPPROTO_TCP, NULL, 0,
+                        WSA_FLAG_OVERLAPPED);
+  if (s == INVALID_SOCKET) {
+    fail_wsa();
+    return PC_NO_SOCK;
+  }
+  no_inherit((HANDLE)s);
+  u_long on = 1;
+  if (ioctlsocket(s, FIONBIO, &on) != 0) {
+    fail_wsa();
+    closesocket(s);
+    return PC_NO_SOCK;
+  }
+  return (pc_sock)s;
+}
+
+int pc_connect(pc_sock s, const struct sockaddr *addr, int len) {
+  if (connect((SOCKET)s, addr, len) == 0)
+    return 0;
+  return fail_wsa(); /* WSAEWOULDBLOCK: PCE_INPROGRESS */
+}
+
+int pc_connect_result(pc_sock s) {
+  int err = 0;
+  int len = sizeof err;
+  if (getsockopt((SOCKET)s, SOL_SOCKET, SO_ERROR, (char *)&err, &len) != 0)
+    return fail_wsa();
+  if (err == 0)
+    return 0;
+  WSASetLastError(err);
+  return fail_wsa();
+}
+
+int pc_bind_listen(pc_sock s, const struct sockaddr *addr, int len,
+                   int dual) {
+  /* SO_REUSEADDR means something else on Windows (binding over a live
+   * listener); exclusive use is the safe default for a server. */
+  BOOL on = TRUE;
+  DWORD off = 0;
+  setsockopt((SOCKET)s, SOL_SOCKET, SO_EXCLUSIVEADDRUSE, (char *)&on,
+             sizeof on);
+  if (dual)
+    setsockopt((SOCKET)s, IPPROTO_IPV6, IPV6_V6ONLY, (char *)&off,
+               sizeof off);
+  if (bind((SOCKET)s, addr, len) != 0 || listen((SOCKET)s, 1) != 0)
+    return fail_wsa();
+  return 0;
+}
+
+int pc_local_addr(pc_sock s, struct sockaddr_storage *addr, int *len) {
+  *len = sizeof *addr;
+  if (getsockname((SOCKET)s, (struct sockaddr *)addr, len) != 0)
+    return fail_wsa();
+  return 0;
+}
+
+pc_sock pc_accept(pc_sock s, struct sockaddr_storage *addr, int *len) {
+  *len = sizeof *addr;
+  SOCKET c = accept((SOCKET)s, (struct sockaddr *)addr, len);
+  if (c == INVALID_SOCKET) {
+    fail_wsa_io();
+    return PC_NO_SOCK;
+  }
+  no_inherit((HANDLE)c);
+  u_long on = 1;
+  ioctlsocket(c, FIONBIO, &on);
+  return (pc_sock)c;
+}
+
+void pc_sock_close(pc_sock s) { closesocket((SOCKET)s); }
+
+int pc_sock_io(pc_sock s, struct pc_io *io) {
+  memset(io, 0, sizeof *io);
+  io->kind = PC_IO_SOCKET;
+  io->sock = s;
+  io->max_write = CHUNK;
+  io->nonblocking = 1;
+  io->fd = _open_osfhandle((intptr_t)s, 0);
+  if (io->fd < 0) {
+    last_error = ERROR_TOO_MANY_OPEN_FILES;
+    last_is_wsa = 0;
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- Child processes --------------------------------------------------- */
+
+/* Appends arg to the command line the way the Microsoft C runtime (and
+ * CommandLineToArgvW) splits it again: quoted when it has blanks or
+ * quotes or is empty; inside quotes, backslashes are literal except
+ * before a quote, where each must be doubled and the quote escaped. */
+static int append_arg(char *out, size_t cap, size_t *pos, const char *arg) {
+#define PUT(c)                                                               \
+  do {                                                                       \
+    if (*pos + 1 >= cap)                                                     \
+      return -1;                                                             \
+    out[(*pos)++] = (c);                                                     \
+  } while (0)
+  if (*pos > 0)
+    PUT(' ');
+  if (arg[0] != '\0' && strpbrk(arg, " \t\n\v\"") == NULL) {
+    for (const char *p = arg; *p != '\0'; p++)
+      PUT(*p);
+    out[*pos] = '\0';
+    return 0;
+  }
+  PUT('"');
+  for (const char *p = arg;; p++) {
+    size_t backslashes = 0;
+    while (*p == '\\') {
+      backslashes++;
+      p++;
+    }
+    if (*p == '\0') {
+      /* Before the closing quote: all doubled. */
+      for (size_t i = 0; i < 2 * backslashes; i++)
+        PUT('\\');
+      break;
+    }
+    if (*p == '"') {
+      for (size_t i = 0; i < 2 * backslashes + 1; i++)
+        PUT('\\');
+    } else {
+      for (size_t i = 0; i < backslashes; i++)
+        PUT('\\');
+    }
+    PUT(*p);
+  }
+  PUT('"');
+  out[*pos] = '\0';
+  return 0;
+#undef PUT
+}
+
+static int wrap_handle(HANDLE h, int flags, struct pc_io *io) {
+  memset(io, 0, sizeof *io);
+  io->kind = PC_IO_STREAM;
+  io->sock = PC_NO_SOCK;
+  io->handle = h;
+  io->max_write = CHUNK;
+  io->fd = _open_osfhandle((intptr_t)h, flags);
+  return io->fd < 0 ? -1 : 0;
+}
+
+int pc_spawn(char **argv, struct pc_io io[3], struct pc_child *child) {
+  /* CreateProcess's limit, in characters, including the terminator. */
+  static char cmdline[32768];
+  size_t pos = 0;
+  cmdline[0] = '\0';
+  for (char **a = argv; *a != NULL; a++) {
+    if (append_arg(cmdline, sizeof cmdline, &pos, *a) != 0) {
+      last_error = ERROR_FILENAME_EXCED_RANGE;
+      last_is_wsa = 0;
+      return -1;
+    }
+  }
+
+  SECURITY_ATTRIBUTES sa = { sizeof sa, NULL, TRUE };
+  HANDLE in_r = NULL, in_w = NULL, out_r = NULL, out_w = NULL, err_r = NULL,
+         err_w = NULL;
+  if (!CreatePipe(&in_r, &in_w, &sa, CHILD_PIPE_SIZE) ||
+      !CreatePipe(&out_r, &out_w, &sa, CHILD_PIPE_SIZE) ||
+      !CreatePipe(&err_r, &err_w, &sa, CHILD_PIPE_SIZE)) {
+    fail_win();
+    goto undo;
+  }
+  no_inherit(in_w);
+  no_inherit(out_r);
+  no_inherit(err_r);
+  /* Only our end's mode changes: the child reads its end blocking. */
+  DWORD mode = PIPE_READMODE_BYTE | PIPE_NOWAIT;
+  if (!SetNamedPipeHandleState(in_w, &mode, NULL, NULL)) {
+    fail_win();
+    goto undo;
+  }
+
+  STARTUPINFOA si;
+  memset(&si, 0, sizeof si);
+  si.cb = sizeof si;
+  si.dwFlags = STARTF_USESTDHANDLES;
+  si.hStdInput = in_r;
+  si.hStdOutput = out_w;
+  si.hStdError = err_w;
+  PROCESS_INFORMATION pi;
+  if (!CreateProcessA(NULL, cmdline, NULL, NULL, TRUE, 0, NULL, NULL, &si,
+                      &pi)) {
+    fail_win();
+    goto undo;
+  }
+  CloseHandle(pi.hThread);
+  CloseHandle(in_r);
+  CloseHandle(out_w);
+  CloseHandle(err_w);
+  child->pid = (intptr_t)pi.dwProcessId;
+  child->process = pi.hProcess;
+  if (wrap_handle(in_w, 0, &io[0]) != 0 ||
+      wrap_handle(out_r, _O_RDONLY, &io[1]) != 0 ||
+      wrap_handle(err_r, _O_RDONLY, &io[2]) != 0) {
+    last_error = ERROR_TOO_MANY_OPEN_FILES;
+    last_is_wsa = 0;
+    return -1;
+  }
+  io[0].max_write = CHILD_WRITE;
+  io[0].retry_writes = 1;
+  io[0].nonblocking = 1;
+  return 0;
+undo:
+  {
+    HANDLE all[6] = { in_r, in_w, out_r, out_w, err_r, err_w };
+    for (int i = 0; i < 6; i++)
+      if (all[i] != NULL)
+        CloseHandle(all[i]);
+  }
+  return -1;
+}
+
+int pc_child_wait(struct pc_child *child) {
+  DWORD code;
+  if (WaitForSingleObject(child->process, INFINITE) != WAIT_OBJECT_0 ||
+      !GetExitCodeProcess(child->process, &code))
+    return fail_win();
+  CloseHandle(child->process);
+  return (int)code;
+}
+
+double pc_now_ms(void) {
+  static LARGE_INTEGER freq;
+  if (freq.QuadPart == 0)
+    QueryPerformanceFrequency(&freq);
+  LARGE_INTEGER t;
+  QueryPerformanceCounter(&t);
+  return (double)t.QuadPart * 1e3 / (double)freq.QuadPart;
+}
+
+double pc_cpu_ms(void) {
+  FILETIME created, exited, kernel, user;
+  if (!GetProcessTimes(GetCurrentProcess(), &created, &exited, &kernel,
+                       &user))
+    return 0;
+  ULARGE_INTEGER k = { .LowPart = kernel.dwLowDateTime,
+                       .HighPart = kernel.dwHighDateTime };
+  ULARGE_INTEGER u = { .LowPart = user.dwLowDateTime,
+                       .HighPart = user.dwHighDateTime };
+  return (double)(k.QuadPart + u.QuadPart) / 1e4; /* 100 ns units */
+}
