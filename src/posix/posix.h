@@ -4,7 +4,7 @@
 
 #include "../internal.h"
 
-anypoll__poll_fn anypoll__posix_poll;
+ANYPOLL__INTERNAL anypoll__poll_fn anypoll__posix_poll;
 anypoll__poll_fn anypoll__posix_select;
 
 #endif

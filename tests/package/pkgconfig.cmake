@@ -1,0 +1,43 @@
+# Builds the consumer against the staged install with nothing but the
+# compiler and pkg-config, once linked with the shared library and once
+# with the static one, and runs both.
+#   -DSTAGE=... -DLIBDIR=lib -DWORK_DIR=... -DCC=gcc -DCFLAGS=...
+#   -DPKG_CONFIG=pkg-config -DOBJDUMP=objdump -DVERSION=x.y.z
+include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+# Only the staged anypoll.pc, never one installed on the machine.
+set(ENV{PKG_CONFIG_LIBDIR} ${STAGE}/${LIBDIR}/pkgconfig)
+unset(ENV{PKG_CONFIG_PATH})
+
+run(COMMAND ${PKG_CONFIG} --modversion anypoll OUTPUT_VARIABLE got)
+string(STRIP "${got}" got)
+if(NOT got STREQUAL VERSION)
+  message(FATAL_ERROR "pkg-config --modversion anypoll: ${got}, expected ${VERSION}")
+endif()
+run(COMMAND ${PKG_CONFIG} --cflags anypoll OUTPUT_VARIABLE pc_cflags)
+run(COMMAND ${PKG_CONFIG} --libs anypoll OUTPUT_VARIABLE pc_libs)
+separate_arguments(pc_cflags UNIX_COMMAND "${pc_cflags}")
+separate_arguments(pc_libs UNIX_COMMAND "${pc_libs}")
+separate_arguments(cflags UNIX_COMMAND "${CFLAGS}")
+set(strict -std=c11 -Wall -Wextra -Werror)
+set(src ${CMAKE_CURRENT_LIST_DIR}/consumer.c)
+
+run(COMMAND ${CC} ${strict} ${cflags} ${pc_cflags} ${src}
+  -o ${WORK_DIR}/consumer_shared ${pc_libs})
+elf_needed(${WORK_DIR}/consumer_shared needed)
+string(REGEX MATCH "^[0-9]+" major "${VERSION}")
+if(NOT "libanypoll.so.${major}" IN_LIST needed)
+  message(FATAL_ERROR "consumer_shared does not load libanypoll.so.${major}: ${needed}")
+endif()
+set(ENV{LD_LIBRARY_PATH} ${STAGE}/${LIBDIR})
+run_consumer(${WORK_DIR}/consumer_shared ${VERSION})
+unset(ENV{LD_LIBRARY_PATH})
+
+run(COMMAND ${CC} ${strict} ${cflags} ${pc_cflags} ${src}
+  -o ${WORK_DIR}/consumer_static -Wl,-Bstatic ${pc_libs} -Wl,-Bdynamic)
+elf_needed(${WORK_DIR}/consumer_static needed)
+if(needed MATCHES "libanypoll")
+  message(FATAL_ERROR "consumer_static loads the shared library: ${needed}")
+endif()
+run_consumer(${WORK_DIR}/consumer_static ${VERSION})
