@@ -1,22 +1,34 @@
 cmake_minimum_required(VERSION 3.25)
-# Runs one example with stdin fed through a pipe and checks its exit status
-# and its whole output (carriage returns of Windows text mode removed).
-#   -DEXE -DEMULATOR=a|b -DARGS=a|b -DSTATUS=n -DWORK_DIR
-#   stdin: -DINPUT=line|line (written by `cmake -E cat`), or -DPRODUCER=cmd|args
-#   output: -DEXPECT=exact text or -DEXPECT_REGEX=regex (\n: newline)
-foreach(var EMULATOR ARGS PRODUCER)
-  string(REPLACE "|" ";" ${var} "${${var}}")
-endforeach()
+# Runs one example with INPUT on a stdin pipe that stays open HOLD_MS ms
+# after it, and checks its exit status and its whole output (carriage
+# returns of Windows text mode removed).
+#   -DEXE -DEMULATOR=a|b -DFEEDER=feed_stdin.exe (Windows) -DARGS=a|b
+#   -DINPUT=line|line -DHOLD_MS=n -DSTATUS=n -DWORK_DIR
+#   -DEXPECT=exact text or -DEXPECT_REGEX=regex (\n: newline)
+string(REPLACE "|" ";" EMULATOR "${EMULATOR}")
+string(REPLACE "|" ";" ARGS "${ARGS}")
+if(NOT HOLD_MS)
+  set(HOLD_MS 0)
+endif()
 file(MAKE_DIRECTORY ${WORK_DIR})
-if(NOT PRODUCER)
+if(FEEDER)
+  # Wine maps the Unix root to drive Z:.
+  set(text "")
+  if(NOT INPUT STREQUAL "")
+    set(text "${INPUT}|")
+  endif()
+  set(cmd COMMAND ${EMULATOR} ${FEEDER} ${HOLD_MS} "=${text}" "Z:${EXE}" ${ARGS})
+else()
   set(text "")
   if(NOT INPUT STREQUAL "")
     string(REPLACE "|" "\n" text "${INPUT}\n")
   endif()
   file(WRITE ${WORK_DIR}/input.txt "${text}")
-  set(PRODUCER ${CMAKE_COMMAND} -E cat ${WORK_DIR}/input.txt)
+  math(EXPR hold_s "(${HOLD_MS} + 999) / 1000")
+  set(cmd COMMAND sh -c "cat input.txt && sleep ${hold_s}"
+          COMMAND ${EMULATOR} ${EXE} ${ARGS})
 endif()
-execute_process(COMMAND ${PRODUCER} COMMAND ${EMULATOR} ${EXE} ${ARGS}
+execute_process(${cmd} WORKING_DIRECTORY ${WORK_DIR}
   RESULTS_VARIABLE results OUTPUT_VARIABLE out ERROR_VARIABLE err)
 string(REPLACE "\r" "" out "${out}")
 list(GET results -1 status)

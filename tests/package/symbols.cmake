@@ -33,8 +33,9 @@ elseif(FORMAT STREQUAL "pe")
   if(NOT dump MATCHES "\\[Ordinal/Name Pointer\\] Table\n(([ \t]+\\[ *[0-9]+\\] [^\n]+\n)*)")
     message(FATAL_ERROR "${SHARED} has no export name table")
   endif()
-  string(REGEX MATCHALL "\\] [^\n]+" exported "${CMAKE_MATCH_1}")
-  list(TRANSFORM exported REPLACE "^\\] " "")
+  # Brackets would upset CMake's list splitting: drop the "[   N] " first.
+  string(REGEX REPLACE "[ \t]*\\[ *[0-9]+\\] " "" names "${CMAKE_MATCH_1}")
+  string(REGEX MATCHALL "[^\n]+" exported "${names}")
 
   # A dllexport in an object of the static library becomes an -export:
   # directive (.drectve) that every program or DLL linking it would obey.
