@@ -46,7 +46,7 @@ install(FILES ${PROJECT_BINARY_DIR}/anypollConfig.cmake
 # name another prefix than the one configured, and the file must hold the
 # prefix it is actually installed under.
 if(WIN32)
-  set(ANYPOLL_PC_LIBS_PRIVATE "-lws2_32")
+  set(ANYPOLL_PC_LIBS_PRIVATE "Libs.private: -lws2_32")
 else()
   set(ANYPOLL_PC_LIBS_PRIVATE "")
 endif()

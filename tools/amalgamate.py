@@ -18,6 +18,14 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "src")
 PUBLIC_HEADER = os.path.join(ROOT, "include", "anypoll.h")
+DROP_IN_HEADER = os.path.join(ROOT, "include", "anypoll", "poll.h")
+DROP_IN_PROLOGUE = """
+/* ---- include/anypoll/poll.h, on request ----------------------------------
+ * With ANYPOLL_DEFINE_POLL defined before this header is included, it also
+ * gives what <anypoll/poll.h> gives in the full distribution: on Windows,
+ * nfds_t, INFTIM and a poll() macro calling anypoll_poll. */
+#ifdef ANYPOLL_DEFINE_POLL
+"""
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 PROLOGUE = """\
@@ -39,6 +47,8 @@ PROLOGUE = """\
 #  define _DEFAULT_SOURCE /* poll, nanosleep, clock_gettime under -std=c11 */
 #endif
 
+/* The library itself calls no poll() that should become anypoll_poll. */
+#undef ANYPOLL_DEFINE_POLL
 #define ANYPOLL__INTERNAL static
 #define ANYPOLL__INTERNAL_DATA static
 """
@@ -104,10 +114,15 @@ def main():
         f.write("".join(text))
     with open(PUBLIC_HEADER, encoding="utf-8") as f:
         header = f.read()
+    with open(DROP_IN_HEADER, encoding="utf-8") as f:
+        drop_in = [l for l in f if not INCLUDE_RE.match(l)]
     with open(os.path.join(out_dir, "anypoll.h"), "w", encoding="utf-8") as f:
         f.write("/* anypoll %s, one-file release: the public header "
                 "(include/anypoll.h). */\n" % version())
         f.write(header)
+        f.write(DROP_IN_PROLOGUE)
+        f.write("".join(drop_in))
+        f.write("#endif /* ANYPOLL_DEFINE_POLL */\n")
 
 
 if __name__ == "__main__":

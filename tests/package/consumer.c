@@ -62,6 +62,13 @@ int main(void) {
   r = anypoll_poll(&fd, 1, 30);
   check(r == 0 && fd.revents == 0, "empty pipe, timeout 30 ms: 0", r);
 
+#ifdef CONSUMER_POLL_MACRO
+  /* The drop-in names: poll() is anypoll_poll on Windows. */
+  nfds_t one = 1;
+  r = poll(&fd, one, 0);
+  check(r == 0 && fd.revents == 0, "poll(), empty pipe: 0", r);
+#endif
+
   check(write_fd(p[1], "x", 1) == 1, "write 1 byte", 0);
   r = anypoll_poll(&fd, 1, -1);
   check(r == 1 && fd.revents == POLLIN, "pipe with data: 1, POLLIN", fd.revents);

@@ -38,4 +38,12 @@ run(COMMAND ${CC} ${strict} ${cflags} -DCONSUMER_DIST -I dist
   WORKING_DIRECTORY ${WORK_DIR})
 file(READ ${WORK_DIR}/dist/anypoll.h header)
 string(REGEX MATCH "#define ANYPOLL_VERSION_STRING \"([^\"]+)\"" _ "${header}")
-run_consumer(${WORK_DIR}/consumer${EXE_SUFFIX} ${CMAKE_MATCH_1})
+set(version ${CMAKE_MATCH_1})
+run_consumer(${WORK_DIR}/consumer${EXE_SUFFIX} ${version})
+
+# The same with the drop-in poll() names that <anypoll/poll.h> gives.
+run(COMMAND ${CC} ${strict} ${cflags} -DCONSUMER_DIST -DANYPOLL_DEFINE_POLL
+  -DCONSUMER_POLL_MACRO -I dist consumer.c dist/anypoll.c
+  -o consumer_poll${EXE_SUFFIX} ${libs}
+  WORKING_DIRECTORY ${WORK_DIR})
+run_consumer(${WORK_DIR}/consumer_poll${EXE_SUFFIX} ${version})
