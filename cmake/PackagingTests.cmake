@@ -52,7 +52,8 @@ endforeach()
 # on every target, so only native builds check them.
 if(NOT CMAKE_CROSSCOMPILING)
   add_test(NAME package.man COMMAND ${CMAKE_COMMAND}
-    -DMAN_DIR=${PROJECT_SOURCE_DIR}/man -P ${PKG_TESTS}/man.cmake)
+    -DMAN_DIR=${PROJECT_SOURCE_DIR}/man
+    -DVERSION=${PROJECT_VERSION} -P ${PKG_TESTS}/man.cmake)
 endif()
 
 # A staged install, and projects outside the tree that consume it.
@@ -77,13 +78,14 @@ add_test(NAME package.find_package COMMAND ${CMAKE_COMMAND}
 set_tests_properties(package.find_package PROPERTIES
   FIXTURES_REQUIRED anypoll_stage TIMEOUT 300)
 
+find_program(PKG_CONFIG_EXECUTABLE NAMES pkgconf pkg-config REQUIRED)
+add_test(NAME package.pkgconfig COMMAND ${CMAKE_COMMAND}
+  ${PKG_CONSUMER_ARGS} -DPKG_CONFIG=${PKG_CONFIG_EXECUTABLE}
+  -DWORK_DIR=${PKG_WORK}/pkgconfig -P ${PKG_TESTS}/pkgconfig.cmake)
+set_tests_properties(package.pkgconfig PROPERTIES
+  FIXTURES_REQUIRED anypoll_stage TIMEOUT 300)
+
 if(NOT CMAKE_CROSSCOMPILING)
-  find_program(PKG_CONFIG_EXECUTABLE NAMES pkgconf pkg-config REQUIRED)
-  add_test(NAME package.pkgconfig COMMAND ${CMAKE_COMMAND}
-    ${PKG_CONSUMER_ARGS} -DPKG_CONFIG=${PKG_CONFIG_EXECUTABLE}
-    -DWORK_DIR=${PKG_WORK}/pkgconfig -P ${PKG_TESTS}/pkgconfig.cmake)
-  set_tests_properties(package.pkgconfig PROPERTIES
-    FIXTURES_REQUIRED anypoll_stage)
   # A parent project that builds anypoll from source as its subdirectory.
   add_test(NAME package.add_subdirectory COMMAND ${CMAKE_COMMAND}
     ${PKG_CONSUMER_ARGS} -DMODE=add_subdirectory

@@ -1,7 +1,7 @@
 # Renders every man page with groff (all warnings on) and with man -l, and
 # fails on any diagnostic. Pages are rendered from MAN_DIR so that the .so
 # links (man3/...) resolve as they do in an installed man hierarchy.
-#   -DMAN_DIR=.../man
+#   -DMAN_DIR=.../man -DVERSION=x.y.z
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
 file(GLOB pages RELATIVE ${MAN_DIR} ${MAN_DIR}/man3/*.3)
 list(LENGTH pages count)
@@ -13,6 +13,12 @@ set(ENV{PAGER} cat)
 set(ENV{MANWIDTH} 80)
 set(ENV{LC_ALL} C.UTF-8)
 foreach(page IN LISTS pages)
+  # A page is either a .so link or a whole page of this version.
+  file(STRINGS ${MAN_DIR}/${page} first LIMIT_COUNT 1)
+  if(NOT first MATCHES "^\\.so man3/" AND
+     NOT first MATCHES "^\\.TH [A-Z_]+ 3 [0-9-]+ \"anypoll ${VERSION}\" ")
+    message(FATAL_ERROR "${page}: not a page of anypoll ${VERSION}: ${first}")
+  endif()
   foreach(renderer groff man)
     if(renderer STREQUAL "groff")
       set(cmd groff -man -ww -Tutf8 -z ${page})
