@@ -3,6 +3,9 @@
 #   -DSOURCE_DIR=... -DWORK_DIR=... -DPYTHON=python3 -DCC=gcc -DCFLAGS=...
 #   -DLIBS=... -DNM=... -DEMULATOR=a|b (cross builds)
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
+if(NOT PYTHON)
+  message(FATAL_ERROR "python3 not found (Debian: apt-get install python3)")
+endif()
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 run(COMMAND ${PYTHON} ${SOURCE_DIR}/tools/amalgamate.py ${WORK_DIR}/dist)

@@ -5,6 +5,9 @@
 #   -DPKG_CONFIG=pkg-config -DOBJDUMP=objdump -DVERSION=x.y.z
 #   -DFORMAT=elf|pe -DEMULATOR=a|b
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
+if(NOT PKG_CONFIG)
+  message(FATAL_ERROR "pkg-config not found (Debian: apt-get install pkgconf)")
+endif()
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 # Only the staged anypoll.pc, never one installed on the machine.
