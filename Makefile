@@ -43,3 +43,5 @@ demo: native mingw
 
 clean:
 	rm -rf build
+
+include mk/packaging.mk

@@ -5,6 +5,20 @@
 
 #include "anypoll.h"
 
+/* Linkage of the library's internal names. ANYPOLL__INTERNAL goes before
+ * every declaration of an internal function and every definition of an
+ * internal object, ANYPOLL__INTERNAL_DATA before the declarations of
+ * internal objects in headers. In the library they give external linkage
+ * (kept out of the shared library's exports by hidden visibility); the
+ * one-file release dist/anypoll.c defines both as static, so a program that
+ * compiles it in gets no anypoll__ symbols. */
+#ifndef ANYPOLL__INTERNAL
+#  define ANYPOLL__INTERNAL
+#endif
+#ifndef ANYPOLL__INTERNAL_DATA
+#  define ANYPOLL__INTERNAL_DATA extern
+#endif
+
 /* A backend's poll. The front end has already checked the arguments:
  * fds is non-NULL whenever nfds > 0, and nfds is within the platform limit.
  * A backend must fill in every entry's revents (0 for negative fds), return
@@ -16,25 +30,32 @@ typedef int anypoll__poll_fn(struct pollfd *fds, anypoll_nfds_t nfds,
 /* The platform's backend for each enum anypoll_backend value, or NULL where
  * that backend does not exist on this platform. Provided by exactly one of
  * src/posix/backends.c or src/win32/backends.c. */
+ANYPOLL__INTERNAL
 anypoll__poll_fn *anypoll__backend(int backend);
 
 /* The historical strategies (src/legacy.c): check every entry without
  * waiting, and when nothing is ready either sleep 1 ms or yield the CPU,
  * then check again until the timeout. The platform supplies the two
  * primitives below. */
+ANYPOLL__INTERNAL
 int anypoll__legacy_poll(struct pollfd *fds, anypoll_nfds_t nfds,
                          int timeout_ms, int yield);
 
 /* Checks every entry once without waiting, as a backend with timeout 0.
  * Returns the count of ready entries or -1 with errno. */
+ANYPOLL__INTERNAL
 int anypoll__check_now(struct pollfd *fds, anypoll_nfds_t nfds);
 
 /* Sleeps about 1 ms (yield == 0) or gives up the rest of the time slice
  * (yield != 0). Returns 0, or -1 with errno EINTR when interrupted. */
+ANYPOLL__INTERNAL
 int anypoll__nap(int yield);
 
 /* A monotonic clock in microseconds (QueryPerformanceCounter on Windows:
  * GetTickCount64 lags behind it, under Wine by up to a timer tick). */
 long long anypoll__now_us(void);
+/* A monotonic clock in milliseconds. */
+ANYPOLL__INTERNAL
+long long anypoll__now_ms(void);
 
 #endif /* ANYPOLL_INTERNAL_H */

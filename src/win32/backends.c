@@ -4,8 +4,8 @@
 
 #include "win.h"
 
-struct anypoll__nt anypoll__nt;
-volatile LONG anypoll__test_fail_resources;
+ANYPOLL__INTERNAL struct anypoll__nt anypoll__nt;
+ANYPOLL__INTERNAL volatile LONG anypoll__test_fail_resources;
 
 static INIT_ONCE init_once = INIT_ONCE_STATIC_INIT;
 static int init_errno;

@@ -226,7 +226,10 @@ static void helper_read(void *arg) {
   if (!w->cancel || w->users > 0)
     signal_subs(w);
   WakeAllConditionVariable(&b->cv);
-  watch_release_if_unused(b, w);
+  /* A cancelled watch belongs to the disarm_sync that cancelled it: that
+   * call is waiting on w and frees it itself once reading is 0. */
+  if (!w->cancel)
+    watch_release_if_unused(b, w);
   ReleaseSRWLockExclusive(&table_lock);
 }
 

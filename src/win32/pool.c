@@ -10,7 +10,7 @@
 /* Small stacks: a helper only calls ReadFile. */
 #define HELPER_STACK (64 * 1024)
 
-volatile LONG anypoll__pool_idle_ms = 10000;
+ANYPOLL__INTERNAL volatile LONG anypoll__pool_idle_ms = 10000;
 
 struct worker {
   struct worker *next;

@@ -61,15 +61,17 @@ struct anypoll__nt {
   anypoll__nt_create_file_fn *create_file;
   anypoll__nt_cancel_io_file_ex_fn *cancel_io_file_ex;
 };
-extern struct anypoll__nt anypoll__nt;
+ANYPOLL__INTERNAL_DATA struct anypoll__nt anypoll__nt;
 
 /* One-time process set-up (ntdll entry points, Winsock). Returns 0, or -1
  * with errno. Safe to call from any number of threads. */
+ANYPOLL__INTERNAL
 int anypoll__win_init(void);
 
 /* ---- Errors (error.c) ---------------------------------------------------- */
 
 /* Sets errno from a Win32 error code and returns -1. */
+ANYPOLL__INTERNAL
 int anypoll__set_errno_win(DWORD error);
 
 /* ---- Descriptor classification (handle.c) -------------------------------- */
@@ -95,6 +97,7 @@ struct anypoll__item {
 };
 
 /* Fills in item for the C runtime descriptor stored in a pollfd. */
+ANYPOLL__INTERNAL
 void anypoll__classify(SOCKET fd, struct anypoll__item *item);
 
 /* Whether h was opened for overlapped I/O. Asked only of pipes about to be
@@ -104,12 +107,16 @@ int anypoll__handle_is_async(HANDLE h);
 /* ---- Readiness checks, one file per kind --------------------------------
  * Each returns the revents for the entry now (POLLERR/POLLHUP/POLLNVAL
  * whatever was asked), without waiting and without consuming data. */
+ANYPOLL__INTERNAL
 short anypoll__pipe_check(const struct anypoll__item *item, short events);
+ANYPOLL__INTERNAL
 short anypoll__console_check(const struct anypoll__item *item, short events);
+ANYPOLL__INTERNAL
 short anypoll__file_check(const struct anypoll__item *item, short events);
 /* Sockets are checked all at once: one AFD poll with a zero timeout, whose
  * completion signals event (reset again before returning). Sets revents of
  * every socket entry; returns 0, or -1 with errno. */
+ANYPOLL__INTERNAL
 int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
                           anypoll_nfds_t nfds, HANDLE event);
 
@@ -137,37 +144,46 @@ struct anypoll__waiter {
 
 /* pipe.c: space for a call that waits on sync_pipes synchronous and
  * async_pipes asynchronous read ends; 0, or -1 with errno ENOMEM. */
+ANYPOLL__INTERNAL
 int anypoll__pipe_prepare(struct anypoll__waiter *w, anypoll_nfds_t sync_pipes,
                           anypoll_nfds_t async_pipes);
+ANYPOLL__INTERNAL
 void anypoll__pipe_release(struct anypoll__waiter *w);
 
 /* pipe.c: arm a zero-byte read on a pipe read end (a pooled helper thread
  * for synchronous handles, an overlapped read for asynchronous ones). */
+ANYPOLL__INTERNAL
 int anypoll__pipe_arm(struct anypoll__waiter *w,
                       const struct anypoll__item *item);
+ANYPOLL__INTERNAL
 void anypoll__pipe_disarm_all(struct anypoll__waiter *w);
 
 /* socket.c: one overlapped AFD poll over the call's sockets. */
+ANYPOLL__INTERNAL
 int anypoll__socket_arm(struct anypoll__waiter *w, struct pollfd *fds,
                         struct anypoll__item *items, anypoll_nfds_t nfds);
+ANYPOLL__INTERNAL
 void anypoll__socket_disarm(struct anypoll__waiter *w);
 
 /* ---- Helper threads (pool.c) ---------------------------------------------
  * A pooled thread runs fn(arg) once and returns to the pool; idle threads
  * exit after a while. Returns the worker's thread handle (owned by the pool,
  * valid while fn runs) or NULL with errno EAGAIN. */
+ANYPOLL__INTERNAL
 HANDLE anypoll__pool_run(void (*fn)(void *), void *arg);
 
 /* How long an idle helper thread waits for work before it exits. */
-extern volatile LONG anypoll__pool_idle_ms;
+ANYPOLL__INTERNAL_DATA volatile LONG anypoll__pool_idle_ms;
 
 /* ---- Fault injection for the tests ---------------------------------------
  * When non-zero, the next that many helper-thread or event creations fail
  * as if the system were out of resources. */
-extern volatile LONG anypoll__test_fail_resources;
+ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_fail_resources;
+ANYPOLL__INTERNAL
 int anypoll__test_should_fail(void);
 
 /* ---- Backends (poll.c) ---------------------------------------------------- */
+ANYPOLL__INTERNAL
 anypoll__poll_fn anypoll__win_event_poll;
 
 #endif /* ANYPOLL_WIN_H */

@@ -1,0 +1,40 @@
+# The fixture of the package tests: a fresh install of the build tree into
+# a staging prefix, checked file by file against what the package promises.
+#   -DBUILD_DIR=... -DSTAGE=... -DLIBDIR=lib -DMANDIR=share/man
+#   -DFORMAT=elf|pe -DVERSION=x.y.z
+include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
+file(REMOVE_RECURSE ${STAGE})
+run(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${STAGE})
+
+string(REGEX MATCH "^[0-9]+" major "${VERSION}")
+set(files
+  include/anypoll.h include/anypoll/poll.h
+  ${LIBDIR}/libanypoll.a ${LIBDIR}/pkgconfig/anypoll.pc
+  ${LIBDIR}/cmake/anypoll/anypollConfig.cmake
+  ${LIBDIR}/cmake/anypoll/anypollConfigVersion.cmake
+  ${LIBDIR}/cmake/anypoll/anypollTargets.cmake
+  ${MANDIR}/man3/anypoll_poll.3 ${MANDIR}/man3/anypoll_poll_with.3
+  ${MANDIR}/man3/anypoll_backend_name.3 ${MANDIR}/man3/anypoll_backend_from_name.3
+  ${MANDIR}/man3/anypoll_version.3)
+if(FORMAT STREQUAL "pe")
+  list(APPEND files bin/libanypoll.dll ${LIBDIR}/libanypoll.dll.a)
+else()
+  list(APPEND files ${LIBDIR}/libanypoll.so.${VERSION})
+  foreach(link libanypoll.so.${major} libanypoll.so)
+    if(NOT IS_SYMLINK ${STAGE}/${LIBDIR}/${link})
+      message(FATAL_ERROR "${LIBDIR}/${link} is not a symbolic link")
+    endif()
+  endforeach()
+endif()
+foreach(f IN LISTS files)
+  if(NOT EXISTS ${STAGE}/${f})
+    message(FATAL_ERROR "not installed: ${f}")
+  endif()
+endforeach()
+
+# The pkg-config file names the prefix given to cmake --install, not the
+# one configured.
+file(STRINGS ${STAGE}/${LIBDIR}/pkgconfig/anypoll.pc prefix REGEX "^prefix=")
+if(NOT prefix STREQUAL "prefix=${STAGE}")
+  message(FATAL_ERROR "anypoll.pc has ${prefix}, expected prefix=${STAGE}")
+endif()
