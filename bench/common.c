@@ -186,8 +186,7 @@ static char self_path[1024];
  * /proc/ID/task/TID/schedstat (nanoseconds of run time, first field): far
  * finer than the 10 ms ticks of /proc/ID/stat, which is what Wine's
  * GetProcessTimes rests on. Threads that have exited are not counted.
- * Under Wine the Unix path resolves through the Z: drive, and "self" is the
- * Windows process, since Wine does its file I/O in the process itself.
+ * Under Wine the Unix path resolves through the Z: drive.
  * Returns -1 when /proc cannot be read. */
 static double schedstat_cpu(const char *id) {
   char path[400];
@@ -240,7 +239,11 @@ double bench_server_cpu(void) {
 
 double bench_cpu_fine(void) {
 #ifdef _WIN32
-  double v = schedstat_cpu("self");
+  /* Wine opens files in the wineserver, so /proc/self there is the server,
+   * and Windows has no way to learn the process's Linux pid: bench/run
+   * passes it (a shell's $$ just before it execs wine keeps its pid). */
+  const char *pid = getenv("BENCH_SELF_PID");
+  double v = pid != NULL && *pid ? schedstat_cpu(pid) : -1;
   return v >= 0 ? v : bench_cpu();
 #else
   return bench_cpu(); /* getrusage: microseconds, and exited threads too */

@@ -52,8 +52,9 @@ double bench_now(void);       /* monotonic seconds */
 double bench_cpu(void);       /* this process's CPU seconds, user + system,
                                  all threads */
 /* The same with sub-millisecond resolution where bench_cpu has only 10 ms
- * ticks (Wine): the sum over the live threads' /proc schedstat. For short
- * measurements in which no thread exits. */
+ * ticks (Wine): the sum over the live threads' /proc schedstat of the Linux
+ * process whose pid is in BENCH_SELF_PID (set by bench/run; without it,
+ * bench_cpu). For short measurements in which no thread exits. */
 double bench_cpu_fine(void);
 /* CPU seconds of the wineserver whose Linux pid is in the environment
  * variable BENCH_SERVER_PID (set by bench/run), read from /proc; -1 when
