@@ -10,12 +10,14 @@
  *
  *   relay [--mb 32] [--chunk 16384] [--work 40000] [--reps 5]
  *         [--strategies all] [--pipe-size 65536] [--scenario s1]
- *         [--csv FILE]
+ *         [--read 65536] [--csv FILE]
  *
  * --work is the producer's CPU work per chunk, in iterations of a small
  * integer loop. Scenario 1 runs it pinned to one CPU (taskset -c 0, and the
  * wineserver as well), scenario 2 on two CPUs, scenario 6 with --work 0
- * (data always ready: the relay never has to wait for long). */
+ * and --read 4096: the producer writes 64 KiB at a time with no work and the
+ * relay reads 4 KiB at a time, so the pipe stays full and every poll finds
+ * data ready, which is the seed's "very fast local case". */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,7 +25,7 @@
 
 #include "common.h"
 
-#define READ_SIZE 65536
+#define MAX_READ 1048576
 #define MAX_REPS 64
 
 /* The producer: `work` iterations of an LCG per chunk, stirred into the
@@ -70,7 +72,7 @@ struct sample {
 
 static struct sample run_once(const struct bench_strategy *s, double mb,
                               long chunk, long work, unsigned pipe_size,
-                              int devnull, unsigned char *buf) {
+                              int devnull, unsigned char *buf, long rsize) {
   int data[2], idle[2];
   bench_pipe(data, pipe_size);
   bench_pipe(idle, pipe_size);
@@ -103,7 +105,7 @@ static struct sample run_once(const struct bench_strategy *s, double mb,
       fprintf(stderr, "relay: idle pipe reported %#x\n", fds[1].revents);
       exit(2);
     }
-    long n = bench_read(data[0], buf, READ_SIZE);
+    long n = bench_read(data[0], buf, (size_t)rsize);
     if (n < 0)
       bench_die("read");
     if (n == 0)
@@ -135,10 +137,12 @@ int main(int argc, char **argv) {
   unsigned pipe_size = (unsigned)bench_arg_num(argc, argv, "--pipe-size",
                                                65536);
   const char *scenario = bench_arg(argc, argv, "--scenario", "s1");
+  long rsize = (long)bench_arg_num(argc, argv, "--read", 65536);
   bench_csv_open(bench_arg(argc, argv, "--csv", NULL));
-  if ((chunk & (chunk - 1)) != 0 || reps < 1 || reps > MAX_REPS) {
-    fprintf(stderr, "relay: --chunk must be a power of two, --reps 1..%d\n",
-            MAX_REPS);
+  if ((chunk & (chunk - 1)) != 0 || reps < 1 || reps > MAX_REPS ||
+      rsize < 1 || rsize > MAX_READ) {
+    fprintf(stderr, "relay: --chunk must be a power of two, --reps 1..%d, "
+            "--read 1..%d\n", MAX_REPS, MAX_READ);
     return 2;
   }
   struct bench_strategy st[BENCH_MAX_STRATEGIES];
@@ -148,17 +152,19 @@ int main(int argc, char **argv) {
     if (st[i].backend == BENCH_BLOCKING)
       blocking = i;
 
-  unsigned char *buf = malloc(READ_SIZE);
+  unsigned char *buf = malloc((size_t)rsize);
   int devnull = bench_devnull();
   static struct sample res[BENCH_MAX_STRATEGIES][MAX_REPS];
   for (int r = 0; r < reps; r++)
     for (int k = 0; k < ns; k++) {
       int i = (k + r) % ns; /* rotate the order: no strategy always first */
-      res[i][r] = run_once(&st[i], mb, chunk, work, pipe_size, devnull, buf);
+      res[i][r] = run_once(&st[i], mb, chunk, work, pipe_size, devnull, buf,
+                           rsize);
     }
 
-  printf("%s %s: %g MiB in %ld-byte chunks, producer work %ld, %d reps "
-         "(medians)\n", BENCH_PLATFORM, scenario, mb, chunk, work, reps);
+  printf("%s %s: %g MiB in %ld-byte chunks, producer work %ld, reads of %ld, "
+         "%d reps (medians)\n", BENCH_PLATFORM, scenario, mb, chunk, work,
+         rsize, reps);
   printf("%-9s %9s %8s %9s %12s %12s\n", "strategy", "wall s", "x block",
          "MB/s", "relay CPU", "server CPU");
   printf("%-9s %9s %8s %9s %12s %12s\n", "", "", "", "", "s per GB",
