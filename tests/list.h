@@ -1,6 +1,16 @@
 /* Every test case, once. CMake reads this file to register each case with
  * CTest (one process per case and backend); runner.c builds its table from
- * it. A case marked CONSOLE needs a console and runs under script(1). */
+ * it. TEST_CASE runs everywhere; TEST_CASE_WIN only on Windows, for
+ * behaviour that has no POSIX counterpart (APCs, consoles, Win32 handles);
+ * TEST_CASE_CONSOLE on Windows under script(1), which gives Wine a console. */
+#ifndef TEST_CASE_WIN
+#  define TEST_CASE_WIN(name)
+#endif
+#ifndef TEST_CASE_CONSOLE
+#  define TEST_CASE_CONSOLE(name)
+#endif
+
+/* test_basic.c: whole-call rules */
 TEST_CASE(timeout_zero_nothing_ready)
 TEST_CASE(pipe_data_pollin)
 TEST_CASE(pipe_writer_closed_pollhup)
@@ -9,3 +19,39 @@ TEST_CASE(negative_fd_ignored)
 TEST_CASE(nfds_zero_sleeps_for_timeout)
 TEST_CASE(null_fds_with_nfds_efault)
 TEST_CASE(unknown_backend_einval)
+
+/* test_wait.c: waiting and waking, on every kind */
+TEST_CASE(pipe_wakes_on_write_from_thread)
+TEST_CASE(pipe_wakes_on_writer_close)
+TEST_CASE(pipe_data_then_writer_closed)
+TEST_CASE(pipe_write_end_reader_closed)
+TEST_CASE(pipe_pollout_while_reader_blocked)
+TEST_CASE(pipe_two_threads_do_not_block_each_other)
+TEST_CASE(pipe_reads_after_poll_do_not_hang)
+TEST_CASE(pipe_wakes_on_write_from_child)
+TEST_CASE(pipe_hup_when_child_killed)
+TEST_CASE(socket_wakes_on_send)
+TEST_CASE(socket_peer_shutdown_is_readable)
+TEST_CASE(socket_listener_pending_connection)
+TEST_CASE(socket_connect_refused)
+TEST_CASE(socket_connect_completes_pollout)
+TEST_CASE(socket_reset_by_peer)
+TEST_CASE(socket_oob_pollpri)
+TEST_CASE(socket_blocking_mode_preserved)
+TEST_CASE(timeout_positive_never_early)
+TEST_CASE(timeout_wakes_before_deadline_on_data)
+TEST_CASE(mixed_kinds_one_call)
+TEST_CASE(duplicate_entries_each_reported)
+TEST_CASE(many_descriptors_4096)
+TEST_CASE(concurrent_callers)
+
+/* test_win32.c: Windows only */
+TEST_CASE_WIN(apc_interrupts_wait_with_eintr)
+TEST_CASE_WIN(wsaeventselect_association_kept)
+TEST_CASE_WIN(overlapped_named_pipe)
+TEST_CASE_WIN(nul_device_always_ready)
+TEST_CASE_WIN(resource_failure_then_recovery)
+TEST_CASE_WIN(handles_and_threads_return_after_many_calls)
+TEST_CASE_CONSOLE(console_ignores_non_key_events)
+TEST_CASE_CONSOLE(console_key_down_is_pollin)
+TEST_CASE_CONSOLE(console_output_pollout)

@@ -6,7 +6,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -165,4 +167,51 @@ double tp_now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+long tp_send_oob(int fd, char byte) {
+  return (long)send(fd, &byte, 1, MSG_OOB);
+}
+
+void tp_raise_fd_limit(int n) {
+  struct rlimit r;
+  CHECK(getrlimit(RLIMIT_NOFILE, &r) == 0);
+  if (r.rlim_cur >= (rlim_t)n)
+    return;
+  r.rlim_cur = (rlim_t)n;
+  CHECK(setrlimit(RLIMIT_NOFILE, &r) == 0);
+}
+
+struct tp_child {
+  pid_t pid;
+};
+
+tp_child *tp_child_writer(int write_fd, int delay_ms, int linger_ms) {
+  tp_child *c = malloc(sizeof *c);
+  CHECK(c != NULL);
+  c->pid = fork();
+  CHECK(c->pid >= 0);
+  if (c->pid == 0) {
+    tp_sleep_ms(delay_ms);
+    if (write(write_fd, "c", 1) != 1)
+      _exit(3);
+    tp_sleep_ms(linger_ms);
+    _exit(0);
+  }
+  return c;
+}
+
+void tp_child_kill(tp_child *c) {
+  CHECK(kill(c->pid, SIGKILL) == 0);
+}
+
+void tp_child_wait(tp_child *c) {
+  int status;
+  CHECK(waitpid(c->pid, &status, 0) == c->pid);
+  free(c);
+}
+
+int tp_child_main(int argc, char **argv) {
+  (void)argc, (void)argv;
+  return 2; /* POSIX children are forked, never exec'd */
 }

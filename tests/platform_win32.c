@@ -203,3 +203,62 @@ double tp_now_ms(void) {
   QueryPerformanceFrequency(&f);
   return (double)t.QuadPart * 1e3 / (double)f.QuadPart;
 }
+
+long tp_send_oob(int fd, char byte) {
+  return send(sock_of(fd), &byte, 1, MSG_OOB);
+}
+
+void tp_raise_fd_limit(int n) {
+  /* msvcrt's low-level descriptors are not limited below its fixed table
+   * of 2048; asking for more cannot be granted. */
+  CHECK(n <= 2048);
+}
+
+struct tp_child {
+  HANDLE process;
+};
+
+tp_child *tp_child_writer(int write_fd, int delay_ms, int linger_ms) {
+  HANDLE h = (HANDLE)_get_osfhandle(write_fd);
+  HANDLE inheritable;
+  CHECK(DuplicateHandle(GetCurrentProcess(), h, GetCurrentProcess(),
+                        &inheritable, 0, TRUE, DUPLICATE_SAME_ACCESS));
+  char exe[MAX_PATH];
+  CHECK(GetModuleFileNameA(NULL, exe, sizeof exe) > 0);
+  char cmd[MAX_PATH + 64];
+  snprintf(cmd, sizeof cmd, "\"%s\" --child %llu %d %d", exe,
+           (unsigned long long)(UINT_PTR)inheritable, delay_ms, linger_ms);
+  STARTUPINFOA si;
+  ZeroMemory(&si, sizeof si);
+  si.cb = sizeof si;
+  PROCESS_INFORMATION pi;
+  CHECK(CreateProcessA(exe, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi));
+  CloseHandle(pi.hThread);
+  CloseHandle(inheritable);
+  tp_child *c = malloc(sizeof *c);
+  CHECK(c != NULL);
+  c->process = pi.hProcess;
+  return c;
+}
+
+void tp_child_kill(tp_child *c) {
+  CHECK(TerminateProcess(c->process, 9));
+}
+
+void tp_child_wait(tp_child *c) {
+  CHECK(WaitForSingleObject(c->process, INFINITE) == WAIT_OBJECT_0);
+  CloseHandle(c->process);
+  free(c);
+}
+
+int tp_child_main(int argc, char **argv) {
+  if (argc < 5)
+    return 2;
+  HANDLE h = (HANDLE)(UINT_PTR)strtoull(argv[2], NULL, 10);
+  Sleep((DWORD)atoi(argv[3]));
+  DWORD n = 0;
+  if (!WriteFile(h, "c", 1, &n, NULL) || n != 1)
+    return 3;
+  Sleep((DWORD)atoi(argv[4]));
+  return 0;
+}

@@ -4,6 +4,11 @@
 
 #include "test.h"
 
+#ifdef _WIN32
+#  define TEST_CASE_WIN(name) TEST_CASE(name)
+#  define TEST_CASE_CONSOLE(name) TEST_CASE(name)
+#endif
+
 #define TEST_CASE(name) TEST(name);
 #include "list.h"
 #undef TEST_CASE
@@ -20,6 +25,8 @@ static const struct {
 
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IONBF, 0);
+  if (argc > 1 && strcmp(argv[1], "--child") == 0)
+    return tp_child_main(argc, argv);
   const char *which = argc > 1 ? argv[1] : "all";
   if (strcmp(which, "--list") == 0) {
     for (size_t i = 0; i < CASE_COUNT; i++)

@@ -78,6 +78,23 @@ typedef struct tp_thread tp_thread;
 tp_thread *tp_thread_start(void (*fn)(void *), void *arg);
 void tp_thread_join(tp_thread *t);
 
+/* Sends one out-of-band byte. */
+long tp_send_oob(int fd, char byte);
+
+/* Makes sure at least n descriptors can be open at once. */
+void tp_raise_fd_limit(int n);
+
+/* A child process that holds the write end of a pipe: after delay_ms it
+ * writes the byte 'c' to it, then lives on for linger_ms before exiting.
+ * The caller closes its own copy of the write end afterwards. */
+typedef struct tp_child tp_child;
+tp_child *tp_child_writer(int write_fd, int delay_ms, int linger_ms);
+void tp_child_kill(tp_child *c);
+/* Waits for the child to end and frees it. */
+void tp_child_wait(tp_child *c);
+/* The child's side, called by the runner for "--child ARGS...". */
+int tp_child_main(int argc, char **argv);
+
 void tp_sleep_ms(int ms);
 /* A monotonic clock, in milliseconds with sub-millisecond resolution. */
 double tp_now_ms(void);

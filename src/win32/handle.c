@@ -17,7 +17,7 @@ static ACCESS_MASK handle_access(HANDLE h) {
   return access;
 }
 
-static int handle_is_async(HANDLE h) {
+int anypoll__handle_is_async(HANDLE h) {
   IO_STATUS_BLOCK iosb;
   ULONG mode = 0;
   if (anypoll__nt.query_information_file(h, &iosb, &mode, sizeof mode,
@@ -65,7 +65,6 @@ void anypoll__classify(SOCKET fd, struct anypoll__item *item) {
       item->kind = ANYPOLL_KIND_PIPE;
       item->readable = (access & FILE_READ_DATA) != 0;
       item->writable = (access & FILE_WRITE_DATA) != 0;
-      item->async = handle_is_async(h);
     }
     return;
   case FILE_TYPE_CHAR:

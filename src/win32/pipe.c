@@ -40,6 +40,7 @@ struct watch {
   int reading;                    /* a helper owns the zero-byte read */
   int in_read;                    /* ... and may be inside ReadFile */
   int cancel;                     /* the last user left: stop the read */
+  int pins;                       /* cancellers waiting for the helper */
   HANDLE thread;                  /* the helper, valid while reading */
 };
 
@@ -71,7 +72,7 @@ static struct watch *watch_find(struct bucket *b, HANDLE h) {
 }
 
 static void watch_release_if_unused(struct bucket *b, struct watch *w) {
-  if (w->users != 0 || w->reading)
+  if (w->users != 0 || w->reading || w->pins != 0)
     return;
   for (struct watch **p = &b->head; *p != NULL; p = &(*p)->next) {
     if (*p == w) {
@@ -133,10 +134,9 @@ static int pipe_has_room(const anypoll__pipe_local_info *info) {
 short anypoll__pipe_check(const struct anypoll__item *item, short events) {
   HANDLE h = item->handle;
   short revents = 0;
-  /* Overlapped handles are not serialised by the I/O manager: querying one
-   * never waits behind a pending read. */
-  int guarded = !item->async;
-  if (guarded && peek_begin(h))
+  /* Guarded even if the handle is asynchronous (not serialised by the I/O
+   * manager): finding that out would cost another system call per check. */
+  if (peek_begin(h))
     return 0;
 
   anypoll__pipe_local_info info;
@@ -174,8 +174,7 @@ short anypoll__pipe_check(const struct anypoll__item *item, short events) {
       revents |= events & POLLOUT;
     }
   }
-  if (guarded)
-    peek_end(h);
+  peek_end(h);
   return revents;
 }
 
@@ -263,11 +262,15 @@ static void disarm_sync(struct anypoll__pipe_sub *sub) {
   if (--w->users == 0 && w->reading) {
     w->cancel = 1;
     WakeAllConditionVariable(&b->cv); /* a helper still waiting for peeks */
+    /* The pin keeps the helper, which ends the read, from freeing w under
+     * us while the lock is released inside the wait. */
+    w->pins++;
     while (w->reading && w->users == 0) {
       if (w->in_read)
         CancelSynchronousIo(w->thread);
       SleepConditionVariableSRW(&b->cv, &table_lock, 1, 0);
     }
+    w->pins--;
   }
   watch_release_if_unused(b, w);
   ReleaseSRWLockExclusive(&table_lock);

@@ -172,6 +172,7 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
   anypoll_nfds_t pipes = 0, async = 0;
   for (anypoll_nfds_t i = 0; i < nfds; i++) {
     if (items[i].kind == ANYPOLL_KIND_PIPE && items[i].readable) {
+      items[i].async = anypoll__handle_is_async(items[i].handle);
       if (items[i].async)
         async++;
       else

@@ -145,6 +145,23 @@ static afd_poll_info *build(const struct pollfd *fds,
   return info;
 }
 
+/* One AFD poll with a zero timeout; returns its final status. */
+static NTSTATUS poll_now(HANDLE dev, HANDLE event, afd_poll_info *info,
+                         size_t size) {
+  IO_STATUS_BLOCK iosb;
+  iosb.Status = STATUS_PENDING;
+  NTSTATUS st = anypoll__nt.device_io_control_file(
+      dev, event, NULL, NULL, &iosb, IOCTL_AFD_POLL, info, (ULONG)size, info,
+      (ULONG)size);
+  if (st == STATUS_PENDING) {
+    /* A zero timeout completes at once; the wait covers the hand-off. */
+    WaitForSingleObject(event, INFINITE);
+    st = iosb.Status;
+  }
+  ResetEvent(event);
+  return st;
+}
+
 int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
                           anypoll_nfds_t nfds, HANDLE event) {
   ULONG count;
@@ -154,6 +171,12 @@ int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
     return 0;
   if (info == NULL)
     return -1;
+  HANDLE dev = afd();
+  if (dev == INVALID_HANDLE_VALUE) {
+    free(info);
+    errno = ENOSYS;
+    return -1;
+  }
   /* Remember which base handle each socket entry asked about, since the
    * answer lists only the handles that have events, in request order. */
   HANDLE *asked = malloc(count * sizeof *asked);
@@ -164,27 +187,18 @@ int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
   }
   for (ULONG k = 0; k < count; k++)
     asked[k] = info->Handles[k].Handle;
-
-  HANDLE dev = afd();
-  IO_STATUS_BLOCK iosb;
-  iosb.Status = STATUS_PENDING;
-  NTSTATUS st = dev == INVALID_HANDLE_VALUE
-                    ? (NTSTATUS)0xC0000001L
-                    : anypoll__nt.device_io_control_file(
-                          dev, event, NULL, NULL, &iosb, IOCTL_AFD_POLL, info,
-                          (ULONG)size, info, (ULONG)size);
-  if (st == STATUS_PENDING) {
-    /* A zero timeout completes at once; the wait covers the hand-off. */
-    WaitForSingleObject(event, INFINITE);
-    st = iosb.Status;
-  }
-  ResetEvent(event);
-  int result = 0;
-  if (st < 0) {
+  ULONG *events = malloc(count * sizeof *events);
+  if (events == NULL) {
+    free(asked);
+    free(info);
     errno = ENOMEM;
-    result = -1;
-  } else {
-    ULONG k = 0, out = 0;
+    return -1;
+  }
+  for (ULONG k = 0; k < count; k++)
+    events[k] = info->Handles[k].Events;
+
+  ULONG k = 0, out = 0;
+  if (poll_now(dev, event, info, size) >= 0) {
     for (anypoll_nfds_t i = 0; i < nfds; i++) {
       if (items[i].kind != ANYPOLL_KIND_SOCKET)
         continue;
@@ -194,10 +208,32 @@ int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
       fds[i].revents = revents_for(got, fds[i].events);
       k++;
     }
+  } else {
+    /* The whole request fails when one handle is bad (a socket closed
+     * after the descriptor was classified): ask one at a time to find it. */
+    for (anypoll_nfds_t i = 0; i < nfds; i++) {
+      if (items[i].kind != ANYPOLL_KIND_SOCKET)
+        continue;
+      info->Timeout.QuadPart = 0;
+      info->NumberOfHandles = 1;
+      info->Exclusive = FALSE;
+      info->Handles[0].Handle = asked[k];
+      info->Handles[0].Events = events[k];
+      info->Handles[0].Status = 0;
+      size_t one = offsetof(afd_poll_info, Handles) + sizeof info->Handles[0];
+      if (poll_now(dev, event, info, one) < 0)
+        fds[i].revents = POLLNVAL;
+      else
+        fds[i].revents = revents_for(
+            info->NumberOfHandles ? info->Handles[0].Events : 0,
+            fds[i].events);
+      k++;
+    }
   }
+  free(events);
   free(asked);
   free(info);
-  return result;
+  return 0;
 }
 
 int anypoll__socket_arm(struct anypoll__waiter *w, struct pollfd *fds,

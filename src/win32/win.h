@@ -88,11 +88,16 @@ struct anypoll__item {
   int kind;
   unsigned readable : 1; /* pipe: the handle has read access */
   unsigned writable : 1; /* pipe: the handle has write access */
-  unsigned async : 1;    /* pipe: opened for overlapped I/O */
+  unsigned async : 1;    /* pipe: opened for overlapped I/O (known only
+                            once the call is about to wait) */
 };
 
 /* Fills in item for the C runtime descriptor stored in a pollfd. */
 void anypoll__classify(SOCKET fd, struct anypoll__item *item);
+
+/* Whether h was opened for overlapped I/O. Asked only of pipes about to be
+ * waited on, as the checks do not need it. */
+int anypoll__handle_is_async(HANDLE h);
 
 /* ---- Readiness checks, one file per kind --------------------------------
  * Each returns the revents for the entry now (POLLERR/POLLHUP/POLLNVAL

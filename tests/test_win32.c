@@ -1,0 +1,336 @@
+/* Windows-only behaviour: APCs, Winsock event associations, overlapped
+ * named pipes, NUL, fault injection, handle and thread counts, consoles. */
+#include <winsock2.h>
+#include <windows.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <io.h>
+#include <tlhelp32.h>
+
+#include "test.h"
+#include "win32/win.h"
+
+static void CALLBACK apc_count(ULONG_PTR arg) {
+  (*(volatile LONG *)arg)++;
+}
+
+struct apc_job {
+  HANDLE target;
+  volatile LONG ran;
+};
+
+static void queue_apc_later(void *arg) {
+  struct apc_job *j = arg;
+  tp_sleep_ms(50);
+  ASSERT(QueueUserAPC(apc_count, j->target, (ULONG_PTR)&j->ran));
+}
+
+TEST(apc_interrupts_wait_with_eintr) {
+  int p[2];
+  tp_pipe(p);
+  struct apc_job job;
+  ASSERT(DuplicateHandle(GetCurrentProcess(), GetCurrentThread(),
+                         GetCurrentProcess(), &job.target, 0, FALSE,
+                         DUPLICATE_SAME_ACCESS));
+  job.ran = 0;
+  tp_thread *t = tp_thread_start(queue_apc_later, &job);
+  struct pollfd fd;
+  tp_pfd(&fd, p[0], POLLIN);
+  errno = 0;
+  ASSERT_EQ(tp_poll(&fd, 1, -1), -1);
+  ASSERT_EQ(errno, EINTR);
+  ASSERT_EQ(job.ran, 1);
+  tp_thread_join(t);
+  CloseHandle(job.target);
+  /* The pipe is still usable and nothing was left armed. */
+  ASSERT_EQ(tp_write(p[1], "x", 1), 1);
+  ASSERT_EQ(tp_poll(&fd, 1, 1000), 1);
+  ASSERT_EQ(fd.revents, POLLIN);
+  tp_close(p[0]);
+  tp_close(p[1]);
+}
+
+TEST(wsaeventselect_association_kept) {
+  int s[2];
+  tp_tcp_pair(s);
+  SOCKET sock = (SOCKET)_get_osfhandle(s[0]);
+  WSAEVENT ev = WSACreateEvent();
+  ASSERT(ev != WSA_INVALID_EVENT);
+  ASSERT_EQ(WSAEventSelect(sock, ev, FD_READ), 0);
+  struct pollfd fd;
+  tp_pfd(&fd, s[0], POLLIN);
+  ASSERT_EQ(tp_poll(&fd, 1, 20), 0);
+  ASSERT_EQ(tp_send(s[1], "x", 1), 1);
+  ASSERT_EQ(tp_poll(&fd, 1, 5000), 1);
+  ASSERT_EQ(fd.revents, POLLIN);
+  /* The caller's association still reports the read. */
+  ASSERT_EQ(WaitForSingleObject(ev, 5000), WAIT_OBJECT_0);
+  WSANETWORKEVENTS ne;
+  ASSERT_EQ(WSAEnumNetworkEvents(sock, ev, &ne), 0);
+  ASSERT(ne.lNetworkEvents & FD_READ);
+  WSAEventSelect(sock, NULL, 0);
+  WSACloseEvent(ev);
+  tp_close(s[0]);
+  tp_close(s[1]);
+}
+
+struct later_write {
+  HANDLE h;
+};
+
+static void write_handle_later(void *arg) {
+  struct later_write *w = arg;
+  tp_sleep_ms(50);
+  OVERLAPPED ov = { 0 };
+  ov.hEvent = CreateEventW(NULL, TRUE, FALSE, NULL);
+  DWORD n = 0;
+  if (!WriteFile(w->h, "np", 2, NULL, &ov))
+    ASSERT_EQ(GetLastError(), ERROR_IO_PENDING);
+  ASSERT(GetOverlappedResult(w->h, &ov, &n, TRUE));
+  ASSERT_EQ(n, 2);
+  CloseHandle(ov.hEvent);
+}
+
+/* A named pipe opened for overlapped I/O takes the overlapped path. */
+TEST(overlapped_named_pipe) {
+  wchar_t name[64];
+  wsprintfW(name, L"\\\\.\\pipe\\anypoll-test-%lu", GetCurrentProcessId());
+  HANDLE server = CreateNamedPipeW(
+      name, PIPE_ACCESS_INBOUND | FILE_FLAG_OVERLAPPED,
+      PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT, 1, 4096, 4096, 0, NULL);
+  ASSERT(server != INVALID_HANDLE_VALUE);
+  HANDLE client = CreateFileW(name, GENERIC_WRITE, 0, NULL, OPEN_EXISTING,
+                              FILE_FLAG_OVERLAPPED, NULL);
+  ASSERT(client != INVALID_HANDLE_VALUE);
+  int fd = _open_osfhandle((intptr_t)server, _O_RDONLY | _O_BINARY);
+  ASSERT(fd >= 0);
+  struct pollfd p;
+  tp_pfd(&p, fd, POLLIN);
+  ASSERT_EQ(tp_poll(&p, 1, 20), 0);
+  struct later_write lw = { client };
+  tp_thread *t = tp_thread_start(write_handle_later, &lw);
+  ASSERT_EQ(tp_poll(&p, 1, -1), 1);
+  ASSERT_EQ(p.revents, POLLIN);
+  tp_thread_join(t);
+  CloseHandle(client);
+  /* Data left, writer gone: both, as on Linux. */
+  ASSERT_EQ(tp_poll(&p, 1, 1000), 1);
+  ASSERT_EQ(p.revents, POLLIN | POLLHUP);
+  _close(fd);
+}
+
+TEST(nul_device_always_ready) {
+  int fd = _open("NUL", _O_RDWR | _O_BINARY);
+  ASSERT(fd >= 0);
+  struct pollfd p;
+  tp_pfd(&p, fd, POLLIN | POLLOUT);
+  ASSERT_EQ(tp_poll(&p, 1, -1), 1);
+  ASSERT_EQ(p.revents, POLLIN | POLLOUT);
+  _close(fd);
+}
+
+/* The next helper-thread or event creation fails: the call fails cleanly
+ * with EAGAIN, and the next one works. */
+TEST(resource_failure_then_recovery) {
+  int p[2];
+  tp_pipe(p);
+  struct pollfd fd;
+  tp_pfd(&fd, p[0], POLLIN);
+  for (int i = 0; i < 3; i++) {
+    anypoll__test_fail_resources = 1;
+    errno = 0;
+    ASSERT_EQ(tp_poll(&fd, 1, 50), -1);
+    ASSERT_EQ(errno, EAGAIN);
+    anypoll__test_fail_resources = 0;
+    ASSERT_EQ(tp_poll(&fd, 1, 20), 0);
+  }
+  ASSERT_EQ(tp_write(p[1], "x", 1), 1);
+  ASSERT_EQ(tp_poll(&fd, 1, 1000), 1);
+  ASSERT_EQ(fd.revents, POLLIN);
+  tp_close(p[0]);
+  tp_close(p[1]);
+}
+
+static int thread_count(void) {
+  HANDLE snap = CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0);
+  ASSERT(snap != INVALID_HANDLE_VALUE);
+  THREADENTRY32 te;
+  te.dwSize = sizeof te;
+  int n = 0;
+  DWORD self = GetCurrentProcessId();
+  for (BOOL ok = Thread32First(snap, &te); ok; ok = Thread32Next(snap, &te))
+    n += te.th32OwnerProcessID == self;
+  CloseHandle(snap);
+  return n;
+}
+
+/* Wine's GetProcessHandleCount is a stub; a new handle takes the lowest
+ * free slot, so its value shows whether handles leaked below it. */
+static UINT_PTR handle_probe(void) {
+  HANDLE e = CreateEventW(NULL, TRUE, FALSE, NULL);
+  ASSERT(e != NULL);
+  CloseHandle(e);
+  return (UINT_PTR)e;
+}
+
+static void wait_threads(int expected) {
+  for (int i = 0; i < 200 && thread_count() != expected; i++)
+    tp_sleep_ms(10);
+}
+
+#ifndef CALLS
+#define CALLS 100000
+#endif
+TEST(handles_and_threads_return_after_many_calls) {
+  anypoll__pool_idle_ms = 50;
+  int idle[2], busy[2], s[2];
+  tp_pipe(idle);
+  tp_pipe(busy);
+  tp_tcp_pair(s);
+  struct pollfd fds[3];
+  tp_pfd(&fds[0], idle[0], POLLIN);
+  tp_pfd(&fds[1], s[0], POLLIN);
+  tp_pfd(&fds[2], busy[0], POLLIN);
+  /* Warm up: the thread's wake event and Winsock's own state. */
+  ASSERT_EQ(tp_poll(fds, 3, 1), 0);
+  wait_threads(1);
+  int threads0 = thread_count();
+  UINT_PTR probe0 = handle_probe();
+  DWORD handles0 = 0;
+  GetProcessHandleCount(GetCurrentProcess(), &handles0);
+
+  /* 100,000 calls that find something ready, and 2,000 that wait. */
+  ASSERT_EQ(tp_write(busy[1], "x", 1), 1);
+  for (int i = 0; i < CALLS; i++)
+    ASSERT_EQ(tp_poll(fds, 3, 0), 1);
+  char c;
+  ASSERT_EQ(tp_read(busy[0], &c, 1), 1);
+  for (int i = 0; i < 2000; i++) {
+    int r = tp_poll(fds, 3, i % 2);
+    if (r != 0)
+      fprintf(stderr, "call %d: errno %d\n", i, errno);
+    ASSERT_EQ(r, 0);
+  }
+
+  wait_threads(threads0);
+  ASSERT_EQ(thread_count(), threads0);
+  ASSERT_EQ(handle_probe(), probe0);
+  DWORD handles1 = 0;
+  GetProcessHandleCount(GetCurrentProcess(), &handles1);
+  ASSERT_EQ(handles1, handles0);
+  tp_close(idle[0]);
+  tp_close(idle[1]);
+  tp_close(busy[0]);
+  tp_close(busy[1]);
+  tp_close(s[0]);
+  tp_close(s[1]);
+}
+
+/* ---- Consoles (run under script(1), which gives Wine one) ---------------- */
+
+static int console_in(void) {
+  HANDLE h = CreateFileW(L"CONIN$", GENERIC_READ | GENERIC_WRITE,
+                         FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,
+                         OPEN_EXISTING, 0, NULL);
+  ASSERT(h != INVALID_HANDLE_VALUE);
+  DWORD mode;
+  ASSERT(GetConsoleMode(h, &mode));
+  FlushConsoleInputBuffer(h);
+  int fd = _open_osfhandle((intptr_t)h, _O_RDONLY | _O_BINARY);
+  ASSERT(fd >= 0);
+  return fd;
+}
+
+static void inject(int fd, INPUT_RECORD *recs, DWORD n) {
+  DWORD written = 0;
+  ASSERT(WriteConsoleInputW((HANDLE)_get_osfhandle(fd), recs, n, &written));
+  ASSERT_EQ(written, n);
+}
+
+static double cpu_ms(void) {
+  FILETIME c, e, k, u;
+  GetProcessTimes(GetCurrentProcess(), &c, &e, &k, &u);
+  ULARGE_INTEGER kk = { { k.dwLowDateTime, k.dwHighDateTime } };
+  ULARGE_INTEGER uu = { { u.dwLowDateTime, u.dwHighDateTime } };
+  return (double)(kk.QuadPart + uu.QuadPart) / 1e4;
+}
+
+static INPUT_RECORD key(WCHAR ch, BOOL down) {
+  INPUT_RECORD r;
+  ZeroMemory(&r, sizeof r);
+  r.EventType = KEY_EVENT;
+  r.Event.KeyEvent.bKeyDown = down;
+  r.Event.KeyEvent.wRepeatCount = 1;
+  r.Event.KeyEvent.uChar.UnicodeChar = ch;
+  r.Event.KeyEvent.wVirtualKeyCode = (WORD)ch;
+  return r;
+}
+
+TEST(console_ignores_non_key_events) {
+  int fd = console_in();
+  INPUT_RECORD recs[4];
+  ZeroMemory(recs, sizeof recs);
+  recs[0].EventType = FOCUS_EVENT;
+  recs[0].Event.FocusEvent.bSetFocus = TRUE;
+  recs[1].EventType = WINDOW_BUFFER_SIZE_EVENT;
+  recs[1].Event.WindowBufferSizeEvent.dwSize.X = 80;
+  recs[1].Event.WindowBufferSizeEvent.dwSize.Y = 25;
+  recs[2].EventType = MOUSE_EVENT;
+  recs[3] = key('a', FALSE); /* a key-up carries no input */
+  inject(fd, recs, 4);
+  struct pollfd p;
+  tp_pfd(&p, fd, POLLIN);
+  double cpu0 = cpu_ms(), t0 = tp_now_ms();
+  ASSERT_EQ(tp_poll(&p, 1, 300), 0);
+  ASSERT_EQ(p.revents, 0);
+  ASSERT_GE(tp_now_ms() - t0, 300);
+  /* A spin on the signalled console handle would burn the whole 300 ms;
+   * the bound is generous for a loaded machine. */
+  if (tp_backend == ANYPOLL_BACKEND_EVENT || tp_backend == ANYPOLL_BACKEND_DEFAULT)
+    ASSERT_LT(cpu_ms() - cpu0, 100);
+  _close(fd);
+}
+
+static void type_later(void *arg) {
+  int fd = *(int *)arg;
+  tp_sleep_ms(50);
+  INPUT_RECORD recs[2] = { key('z', TRUE), key('z', FALSE) };
+  inject(fd, recs, 2);
+}
+
+TEST(console_key_down_is_pollin) {
+  int fd = console_in();
+  INPUT_RECORD focus;
+  ZeroMemory(&focus, sizeof focus);
+  focus.EventType = FOCUS_EVENT;
+  inject(fd, &focus, 1);
+  struct pollfd p;
+  tp_pfd(&p, fd, POLLIN);
+  tp_thread *t = tp_thread_start(type_later, &fd);
+  ASSERT_EQ(tp_poll(&p, 1, -1), 1);
+  ASSERT_EQ(p.revents, POLLIN);
+  tp_thread_join(t);
+  /* The character is still there for the reader. */
+  INPUT_RECORD got;
+  DWORD n = 0;
+  ASSERT(ReadConsoleInputW((HANDLE)_get_osfhandle(fd), &got, 1, &n));
+  ASSERT_EQ(got.EventType, KEY_EVENT);
+  ASSERT_EQ(got.Event.KeyEvent.uChar.UnicodeChar, 'z');
+  _close(fd);
+}
+
+TEST(console_output_pollout) {
+  HANDLE h = CreateFileW(L"CONOUT$", GENERIC_READ | GENERIC_WRITE,
+                         FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,
+                         OPEN_EXISTING, 0, NULL);
+  ASSERT(h != INVALID_HANDLE_VALUE);
+  int fd = _open_osfhandle((intptr_t)h, _O_WRONLY | _O_BINARY);
+  ASSERT(fd >= 0);
+  struct pollfd p;
+  tp_pfd(&p, fd, POLLOUT);
+  ASSERT_EQ(tp_poll(&p, 1, 0), 1);
+  ASSERT_EQ(p.revents, POLLOUT);
+  tp_pfd(&p, fd, POLLIN);
+  ASSERT_EQ(tp_poll(&p, 1, 0), 0);
+  _close(fd);
+}
