@@ -13,7 +13,17 @@
 #  if defined(_WIN32_WINNT) && _WIN32_WINNT < 0x0600
 #    error "anypoll needs _WIN32_WINNT >= 0x0600 (struct pollfd in <winsock2.h>)"
 #  endif
-#  include <winsock2.h>
+/* A program that included <windows.h> first (without WIN32_LEAN_AND_MEAN)
+ * has winsock 1's <winsock.h> already; mingw-w64's <winsock2.h> then still
+ * works but warns, which would break -Werror builds of such programs. */
+#  if defined(_WINSOCKAPI_) && !defined(_WINSOCK2API_) && defined(__GNUC__)
+#    pragma GCC diagnostic push
+#    pragma GCC diagnostic ignored "-Wcpp"
+#    include <winsock2.h>
+#    pragma GCC diagnostic pop
+#  else
+#    include <winsock2.h>
+#  endif
 typedef ULONG anypoll_nfds_t;
 #else
 #  include <poll.h>

@@ -14,11 +14,13 @@
 #  ifndef ANYPOLL_NO_NFDS_T
 typedef anypoll_nfds_t nfds_t;
 #  endif
-#  ifndef INFTIM
-#    define INFTIM (-1)
-#  endif
 #  undef poll
 #  define poll(fds, nfds, timeout) anypoll_poll((fds), (nfds), (timeout))
+#endif
+
+/* "Wait forever", from the BSDs; glibc has none. */
+#ifndef INFTIM
+#  define INFTIM (-1)
 #endif
 
 #endif /* ANYPOLL_POLL_H */

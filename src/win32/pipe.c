@@ -131,6 +131,43 @@ static int pipe_has_room(const anypoll__pipe_local_info *info) {
   return avail >= ANYPOLL_PIPE_BUF || avail >= quota;
 }
 
+/* The read side from PeekNamedPipe, for a handle that cannot be asked for
+ * its local information. */
+static short peek_read_side(HANDLE h, short events) {
+  DWORD avail = 0;
+  if (PeekNamedPipe(h, NULL, 0, NULL, &avail, NULL))
+    return avail > 0 ? (short)(events & POLLIN) : 0;
+  switch (GetLastError()) {
+  case ERROR_BROKEN_PIPE:
+    return POLLHUP;
+  case ERROR_INVALID_HANDLE:
+    return POLLNVAL;
+  case ERROR_PIPE_LISTENING:
+  case ERROR_BAD_PIPE:
+    return 0; /* a named pipe not yet connected is simply not ready */
+  default:
+    return POLLERR;
+  }
+}
+
+/* One query answers both sides: the bytes waiting to be read, the room to
+ * write, and whether the other end is gone. */
+static short info_read_side(const anypoll__pipe_local_info *info,
+                            short events) {
+  short in = info->ReadDataAvailable > 0 ? (short)(events & POLLIN) : 0;
+  switch (info->NamedPipeState) {
+  case ANYPOLL_FILE_PIPE_CLOSING_STATE:
+    /* Linux reports POLLHUP with POLLIN while data outlives the writer. */
+    return (short)(in | POLLHUP);
+  case ANYPOLL_FILE_PIPE_DISCONNECTED_STATE:
+    return POLLHUP;
+  case ANYPOLL_FILE_PIPE_CONNECTED_STATE:
+    return in;
+  default:
+    return 0; /* listening: no client yet */
+  }
+}
+
 short anypoll__pipe_check(const struct anypoll__item *item, short events) {
   HANDLE h = item->handle;
   short revents = 0;
@@ -140,29 +177,11 @@ short anypoll__pipe_check(const struct anypoll__item *item, short events) {
     return 0;
 
   anypoll__pipe_local_info info;
-  int have_info = 0;
-  if (item->readable) {
-    DWORD avail = 0;
-    if (!PeekNamedPipe(h, NULL, 0, NULL, &avail, NULL)) {
-      DWORD err = GetLastError();
-      if (err == ERROR_BROKEN_PIPE)
-        revents |= POLLHUP;
-      else if (err == ERROR_INVALID_HANDLE)
-        revents |= POLLNVAL;
-      else if (err != ERROR_PIPE_LISTENING && err != ERROR_BAD_PIPE)
-        revents |= POLLERR;
-      /* A named pipe not yet connected is simply not ready. */
-    } else if (avail > 0) {
-      revents |= events & POLLIN;
-      /* Linux reports POLLHUP with POLLIN while data outlives the writer. */
-      have_info = query_local_info(h, &info);
-      if (have_info && info.NamedPipeState == ANYPOLL_FILE_PIPE_CLOSING_STATE)
-        revents |= POLLHUP;
-    }
-  }
+  int have_info = query_local_info(h, &info);
+  if (item->readable)
+    revents |= have_info ? info_read_side(&info, events)
+                         : peek_read_side(h, events);
   if (item->writable && !(revents & (POLLHUP | POLLNVAL))) {
-    if (!have_info)
-      have_info = query_local_info(h, &info);
     if (!have_info) {
       /* A handle without FILE_READ_ATTRIBUTES cannot be asked; assume room,
        * as a blocking write is the lesser evil (see pipe_has_room). */
