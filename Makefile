@@ -1,7 +1,7 @@
 # The two commands of the README, and a few more. Every target sets up what
 # it needs first (scripts/setup-deps does nothing when all is present).
 .PHONY: all deps native mingw sanitize check check-native check-mingw \
-        check-sanitize demo clean
+        check-sanitize demo bench clean
 
 all: native mingw
 
@@ -35,11 +35,20 @@ check: deps
 	done; \
 	exit $$status
 
+# A first look (one wake-up), then a one-minute version of benchmark
+# scenarios 1, 3 and 4 with a table. The full benchmarks: make bench.
 demo: native mingw
 	@echo "=== Linux ==="
 	@build/native/demo
 	@echo "=== Windows (under Wine) ==="
 	@tools/wine-run build/mingw/wineprefix build/mingw/demo.exe
+	@bench/run --demo
+
+# Every scenario natively and under Wine (a few minutes): CSV and PNG plots
+# in build/bench/, see docs/performance.md. Not part of check: benchmarks
+# measure, tests assert.
+bench: native mingw
+	@bench/run
 
 clean:
 	rm -rf build

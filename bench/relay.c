@@ -1,0 +1,206 @@
+/* Scenarios 1, 2 and 6: a producer and a relay, as in git's upload-pack
+ * relaying pack-objects' output (the seed's experiment).
+ *
+ * A child process does CPU work per chunk and writes each chunk to a pipe.
+ * The parent waits on that pipe plus a second, idle pipe whose write end
+ * the child holds open (as a child's stderr), reads what is there and
+ * forwards it to the null device. It measures, from the child's first
+ * chunk to end-of-file: wall time, its own CPU time and (under Wine) the
+ * wineserver's CPU time.
+ *
+ *   relay [--mb 32] [--chunk 16384] [--work 40000] [--reps 5]
+ *         [--strategies all] [--pipe-size 65536] [--scenario s1]
+ *         [--read 65536] [--csv FILE]
+ *
+ * --work is the producer's CPU work per chunk, in iterations of a small
+ * integer loop. Scenario 1 runs it pinned to one CPU (taskset -c 0, and the
+ * wineserver as well), scenario 2 on two CPUs, scenario 6 with --work 0
+ * and --read 4096: the producer writes 64 KiB at a time with no work and the
+ * relay reads 4 KiB at a time, so the pipe stays full and every poll finds
+ * data ready, which is the seed's "very fast local case". */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+#define MAX_READ 1048576
+#define MAX_REPS 64
+
+/* The producer: `work` iterations of an LCG per chunk, stirred into the
+ * chunk so that the compiler cannot drop them. */
+static int produce(int argc, char **argv) {
+  if (argc < 8)
+    return 2;
+  int data = bench_fd_from_token(argv[3]);
+  int idle = bench_fd_from_token(argv[4]);
+  double mb = atof(argv[5]);
+  long chunk = atol(argv[6]);
+  long work = atol(argv[7]);
+  unsigned char *buf = calloc(1, (size_t)chunk);
+  if (buf == NULL)
+    return 2;
+  long long total = (long long)(mb * 1024 * 1024);
+  uint64_t x = 88172645463325252ULL;
+  /* One byte says "started", so that process start-up (slow under Wine)
+   * stays out of the measurement. */
+  if (bench_write(data, "R", 1) != 1)
+    return 3;
+  for (long long sent = 0; sent < total; sent += chunk) {
+    for (long i = 0; i < work; i++) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      buf[i & (chunk - 1)] ^= (unsigned char)(x >> 56);
+    }
+    for (long off = 0; off < chunk;) {
+      long n = bench_write(data, buf + off, (size_t)(chunk - off));
+      if (n <= 0)
+        return 3;
+      off += n;
+    }
+  }
+  bench_close(data);
+  bench_close(idle);
+  free(buf);
+  return 0;
+}
+
+struct sample {
+  double wall, cpu, server;
+  long long bytes;
+};
+
+static struct sample run_once(const struct bench_strategy *s, double mb,
+                              long chunk, long work, unsigned pipe_size,
+                              int devnull, unsigned char *buf, long rsize) {
+  int data[2], idle[2];
+  bench_pipe(data, pipe_size);
+  bench_pipe(idle, pipe_size);
+  char mbs[32], chunks[32], works[32];
+  snprintf(mbs, sizeof mbs, "%g", mb);
+  snprintf(chunks, sizeof chunks, "%ld", chunk);
+  snprintf(works, sizeof works, "%ld", work);
+  const int pass[2] = { data[1], idle[1] };
+  const char *args[3] = { mbs, chunks, works };
+  struct bench_child *c = bench_spawn("produce", pass, 2, 3, args);
+  bench_close(data[1]);
+  bench_close(idle[1]);
+
+  char r;
+  if (bench_read(data[0], &r, 1) != 1 || r != 'R')
+    bench_die("producer start");
+  struct sample out = { 0, 0, 0, 0 };
+  double t0 = bench_now(), c0 = bench_cpu_fine(), s0 = bench_server_cpu();
+  struct pollfd fds[2];
+  memset(fds, 0, sizeof fds);
+  fds[0].fd = data[0];
+  fds[0].events = POLLIN;
+  fds[1].fd = idle[0];
+  fds[1].events = POLLIN;
+  for (;;) {
+    bench_wait(s, fds, 2);
+    if (s->backend != BENCH_BLOCKING && fds[0].revents == 0) {
+      /* Only the idle pipe can have fired: it must not, while the
+       * producer runs. */
+      fprintf(stderr, "relay: idle pipe reported %#x\n", fds[1].revents);
+      exit(2);
+    }
+    long n = bench_read(data[0], buf, (size_t)rsize);
+    if (n < 0)
+      bench_die("read");
+    if (n == 0)
+      break;
+    if (bench_write(devnull, buf, (size_t)n) != n)
+      bench_die("write NUL");
+    out.bytes += n;
+  }
+  out.wall = bench_now() - t0;
+  out.cpu = bench_cpu_fine() - c0;
+  double s1 = bench_server_cpu();
+  out.server = s0 < 0 || s1 < 0 ? NAN : s1 - s0;
+  if (bench_child_wait(c) != 0)
+    bench_die("producer exit status");
+  bench_close(data[0]);
+  bench_close(idle[0]);
+  return out;
+}
+
+int main(int argc, char **argv) {
+  bench_init(argc, argv);
+  if (argc > 2 && strcmp(argv[1], "--child") == 0)
+    return produce(argc, argv);
+
+  double mb = bench_arg_num(argc, argv, "--mb", 32);
+  long chunk = (long)bench_arg_num(argc, argv, "--chunk", 16384);
+  long work = (long)bench_arg_num(argc, argv, "--work", 40000);
+  int reps = (int)bench_arg_num(argc, argv, "--reps", 5);
+  unsigned pipe_size = (unsigned)bench_arg_num(argc, argv, "--pipe-size",
+                                               65536);
+  const char *scenario = bench_arg(argc, argv, "--scenario", "s1");
+  long rsize = (long)bench_arg_num(argc, argv, "--read", 65536);
+  bench_csv_open(bench_arg(argc, argv, "--csv", NULL));
+  if ((chunk & (chunk - 1)) != 0 || reps < 1 || reps > MAX_REPS ||
+      rsize < 1 || rsize > MAX_READ) {
+    fprintf(stderr, "relay: --chunk must be a power of two, --reps 1..%d, "
+            "--read 1..%d\n", MAX_REPS, MAX_READ);
+    return 2;
+  }
+  struct bench_strategy st[BENCH_MAX_STRATEGIES];
+  int ns = bench_strategies(bench_arg(argc, argv, "--strategies", "all"), st);
+  int blocking = -1;
+  for (int i = 0; i < ns; i++)
+    if (st[i].backend == BENCH_BLOCKING)
+      blocking = i;
+
+  unsigned char *buf = malloc((size_t)rsize);
+  int devnull = bench_devnull();
+  static struct sample res[BENCH_MAX_STRATEGIES][MAX_REPS];
+  for (int r = 0; r < reps; r++)
+    for (int k = 0; k < ns; k++) {
+      int i = (k + r) % ns; /* rotate the order: no strategy always first */
+      res[i][r] = run_once(&st[i], mb, chunk, work, pipe_size, devnull, buf,
+                           rsize);
+    }
+
+  printf("%s %s: %g MiB in %ld-byte chunks, producer work %ld, reads of %ld, "
+         "%d reps (medians)\n", BENCH_PLATFORM, scenario, mb, chunk, work,
+         rsize, reps);
+  printf("%-9s %9s %8s %9s %12s %12s\n", "strategy", "wall s", "x block",
+         "MB/s", "relay CPU", "server CPU");
+  printf("%-9s %9s %8s %9s %12s %12s\n", "", "", "", "", "s per GB",
+         "s per GB");
+  for (int i = 0; i < ns; i++) {
+    double wall[MAX_REPS], cpu[MAX_REPS], srv[MAX_REPS], ratio[MAX_REPS],
+        cratio[MAX_REPS];
+    int nsrv = 0;
+    for (int r = 0; r < reps; r++) {
+      double gb = (double)res[i][r].bytes / 1e9;
+      wall[r] = res[i][r].wall;
+      cpu[r] = res[i][r].cpu / gb;
+      if (!isnan(res[i][r].server))
+        srv[nsrv++] = res[i][r].server / gb;
+      /* Each repetition's ratio pairs runs made moments apart. */
+      ratio[r] = blocking >= 0 ? res[i][r].wall / res[blocking][r].wall : NAN;
+      cratio[r] = blocking >= 0 && res[blocking][r].cpu > 0
+                      ? res[i][r].cpu / res[blocking][r].cpu
+                      : NAN;
+    }
+    double w = bench_median(wall, reps);
+    double x = blocking >= 0 ? bench_median(ratio, reps) : NAN;
+    double c = bench_median(cpu, reps);
+    double cx = blocking >= 0 ? bench_median(cratio, reps) : NAN;
+    double sv = nsrv ? bench_median(srv, nsrv) : NAN;
+    double mbps = (double)res[i][0].bytes / 1e6 / w;
+    printf("%-9s %9.3f %8.3f %9.1f %12.2f %12.2f\n", st[i].name, w, x, mbps,
+           c, sv);
+    bench_csv_row(scenario, st[i].name, work, "wall_s", w, x, reps);
+    bench_csv_row(scenario, st[i].name, work, "cpu_s_per_gb", c, cx, reps);
+    bench_csv_row(scenario, st[i].name, work, "server_cpu_s_per_gb", sv, NAN,
+                  nsrv);
+  }
+  if (bench_skipped()[0])
+    printf("skipped (not in this build): %s\n", bench_skipped());
+  bench_csv_close();
+  free(buf);
+  return 0;
+}

@@ -1,0 +1,77 @@
+# Markdown tables of bench/run's results.csv, one per scenario, for
+# docs/performance.md:  awk -F, -f bench/tables.awk build/bench/results.csv
+function f(v, d) { return v == "" ? "-" : sprintf("%." d "f", v) }
+function x(v) { return v == "" ? "" : sprintf(" (%.2fx)", v) }
+{
+  key = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4 SUBSEP $5
+  V[key] = $6; R[key] = $7
+  if (!(($1, $2, $3) in seenS)) { seenS[$1, $2, $3] = 1; S[$1, $2, ++ns[$1, $2]] = $3 }
+  if (!(($1, $2, $4) in seenN)) { seenN[$1, $2, $4] = 1; N[$1, $2, ++nn[$1, $2]] = $4 }
+}
+function g(p, s, st, n, m) { return V[p, s, st, n, m] }
+function r(p, s, st, n, m) { return R[p, s, st, n, m] }
+function relay(s, title,   k, p, i, st, n) {
+  print "\n#### " title "\n"
+  print "| platform | strategy | wall s | x blocking | relay CPU s/GB | x blocking | wineserver CPU s/GB |"
+  print "|---|---|---:|---:|---:|---:|---:|"
+  for (k = 1; k <= 2; k++) {
+    p = k == 1 ? "linux" : "wine"
+    for (i = 1; i <= ns[p, s]; i++) {
+      st = S[p, s, i]; n = N[p, s, 1]
+      printf "| %s | %s | %s | %s | %s | %s | %s |\n", p, st, f(g(p, s, st, n, "wall_s"), 3),
+        f(r(p, s, st, n, "wall_s"), 2), f(g(p, s, st, n, "cpu_s_per_gb"), 2),
+        f(r(p, s, st, n, "cpu_s_per_gb"), 2), f(g(p, s, st, n, "server_cpu_s_per_gb"), 2)
+    }
+  }
+}
+END {
+  relay("s1", "Scenario 1: one CPU, producer and relay")
+  relay("s2", "Scenario 2: two CPUs, CPU spent per GB relayed")
+  print "\n#### Scenario 3: idle wait on 64 handles (32 pipes + 32 sockets)\n"
+  print "| platform | strategy | CPU ms/s, whole wait | CPU ms/s, parked | enter + leave, CPU ms | wineserver ms/s, parked |"
+  print "|---|---|---:|---:|---:|---:|"
+  for (k = 1; k <= 2; k++) {
+    p = k == 1 ? "linux" : "wine"; s = "s3"
+    for (i = 1; i <= ns[p, s]; i++) {
+      st = S[p, s, i]; n = N[p, s, 1]
+      printf "| %s | %s | %s | %s | %s | %s |\n", p, st, f(g(p, s, st, n, "cpu_ms_per_s"), 3),
+        f(g(p, s, st, n, "parked_cpu_ms_per_s"), 3), f(g(p, s, st, n, "enter_leave_cpu_ms"), 2),
+        f(g(p, s, st, n, "server_parked_ms_per_s"), 3)
+    }
+  }
+  print "\n#### Scenario 4: one-byte ping-pong between two processes\n"
+  print "| platform | transport | strategy | round trips/s | round trip x blocking | p50 us | p99 us |"
+  print "|---|---|---|---:|---:|---:|---:|"
+  for (k = 1; k <= 2; k++) for (t = 1; t <= 2; t++) {
+    p = k == 1 ? "linux" : "wine"; s = t == 1 ? "s4-pipe" : "s4-tcp"
+    for (i = 1; i <= ns[p, s]; i++) {
+      st = S[p, s, i]
+      printf "| %s | %s | %s | %s | %s | %s | %s |\n", p, substr(s, 4), st, f(g(p, s, st, 1, "round_trips_per_s"), 0),
+        f(r(p, s, st, 1, "round_trips_per_s"), 2), f(g(p, s, st, 1, "p50_us"), 1), f(g(p, s, st, 1, "p99_us"), 1)
+    }
+  }
+  print "\n#### Scenario 5: ready fast path and N idle + 1 active pipes\n"
+  print "| platform | N | strategy | all ready: calls/s | us per call per fd | N idle + 1 active: round trips/s | x blocking |"
+  print "|---|---:|---|---:|---:|---:|---:|"
+  for (k = 1; k <= 2; k++) {
+    p = k == 1 ? "linux" : "wine"
+    for (j = 1; j <= nn[p, "s5-active"]; j++) {
+      n = N[p, "s5-active", j]
+      for (i = 1; i <= ns[p, "s5-active"]; i++) {
+        st = S[p, "s5-active", i]
+        if (V[p, "s5-active", st, n, "open_failed_at"] != "") {
+          printf "| %s | %d | %s | cannot open %d pipes: the C runtime's table is full after %d | | | |\n", p, n, st, n, V[p, "s5-active", st, n, "open_failed_at"]
+          continue
+        }
+        rc = g(p, "s5-ready", st, n, "calls_per_s")
+        if ((p, "s5-ready", st, n, "failed") in V) rc = "FAILED"
+        ac = g(p, "s5-active", st, n, "round_trips_per_s")
+        if ((p, "s5-active", st, n, "failed") in V) ac = "FAILED"
+        printf "| %s | %d | %s | %s | %s | %s | %s |\n", p, n, st,
+          rc == "FAILED" ? rc : f(rc, 0), rc == "" || rc == "FAILED" ? "-" : sprintf("%.3f", 1e6 / rc / n),
+          ac == "FAILED" ? ac : f(ac, 1), f(r(p, "s5-active", st, n, "round_trips_per_s"), 2)
+      }
+    }
+  }
+  relay("s6", "Scenario 6: data always ready (the seed's fast local case)")
+}
