@@ -176,60 +176,6 @@ void tp_raise_fd_limit(int n) {
     return;
   r.rlim_cur = (rlim_t)n;
   CHECK(setrlimit(RLIMIT_NOFILE, &r) == 0);
-/* ---- Reliability helpers ------------------------------------------------ */
-#include <dirent.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-
-unsigned long tp_nfds_limit(void) {
-  struct rlimit r;
-  CHECK(getrlimit(RLIMIT_NOFILE, &r) == 0);
-  return (unsigned long)r.rlim_cur;
-}
-
-int tp_open_temp_file(void) {
-  char name[] = "/tmp/anypoll-test-XXXXXX";
-  int fd = mkstemp(name);
-  CHECK(fd >= 0);
-  unlink(name);
-  return fd;
-}
-
-long tp_handle_probe(void) {
-  DIR *d = opendir("/proc/self/fd");
-  CHECK(d != NULL);
-  long n = 0;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL)
-    n += e->d_name[0] != '.';
-  closedir(d);
-  return n - 1; /* the directory's own descriptor */
-}
-
-long tp_thread_count(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  CHECK(f != NULL);
-  char line[256];
-  long n = -1;
-  while (fgets(line, sizeof line, f) != NULL)
-    if (strncmp(line, "Threads:", 8) == 0)
-      n = strtol(line + 8, NULL, 10);
-  fclose(f);
-  CHECK(n > 0);
-  return n;
-}
-
-void tp_set_pool_idle_ms(int ms) {
-  (void)ms;
-}
-
-int tp_fail_resources(int n) {
-  (void)n;
-  return 0;
-}
-
-int tp_fail_resources_left(void) {
-  return 0;
 }
 
 struct tp_child {
@@ -248,22 +194,6 @@ tp_child *tp_child_writer(int write_fd, int delay_ms, int linger_ms) {
     tp_sleep_ms(linger_ms);
     _exit(0);
   }
-tp_child *tp_child_start(const char *role, const char *arg, int *read_fd) {
-  int p[2];
-  CHECK(pipe(p) == 0);
-  fflush(NULL);
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    close(p[0]);
-    /* _exit: no atexit handlers (nor a leak check of the parent's heap). */
-    _exit(tp_child_run(role, arg, p[1]));
-  }
-  close(p[1]);
-  *read_fd = p[0];
-  tp_child *c = malloc(sizeof *c);
-  CHECK(c != NULL);
-  c->pid = pid;
   return c;
 }
 
@@ -433,15 +363,4 @@ tp_thread *tp_interrupt_after(int ms) {
   in->target = pthread_self();
   in->ms = ms;
   return tp_thread_start(interrupt_main, in);
-  tp_child_wait(c);
-}
-
-int tp_child_wait(tp_child *c) {
-  int status;
-  pid_t r;
-  while ((r = waitpid(c->pid, &status, 0)) < 0 && errno == EINTR) {
-  }
-  CHECK(r == c->pid);
-  free(c);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

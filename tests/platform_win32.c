@@ -208,62 +208,6 @@ void tp_raise_fd_limit(int n) {
   /* msvcrt's low-level descriptors are not limited below its fixed table
    * of 2048; asking for more cannot be granted. */
   CHECK(n <= 2048);
-/* ---- Reliability helpers ------------------------------------------------ */
-#include <sys/stat.h>
-#include <tlhelp32.h>
-
-#include "win32/win.h"
-
-unsigned long tp_nfds_limit(void) {
-  return ANYPOLL_MAX_NFDS;
-}
-
-int tp_open_temp_file(void) {
-  char dir[MAX_PATH], name[MAX_PATH];
-  CHECK(GetTempPathA(sizeof dir, dir) != 0);
-  CHECK(GetTempFileNameA(dir, "apl", 0, name) != 0);
-  int fd = _open(name, _O_RDWR | _O_BINARY | _O_TEMPORARY, _S_IREAD | _S_IWRITE);
-  CHECK(fd >= 0);
-  return fd;
-}
-
-long tp_handle_probe(void) {
-  HANDLE h = CreateEventW(NULL, TRUE, FALSE, NULL);
-  CHECK(h != NULL);
-  long v = (long)(intptr_t)h;
-  CloseHandle(h);
-  return v;
-}
-
-long tp_thread_count(void) {
-  HANDLE snap = CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0);
-  CHECK(snap != INVALID_HANDLE_VALUE);
-  THREADENTRY32 te;
-  te.dwSize = sizeof te;
-  long n = 0;
-  DWORD self = GetCurrentProcessId();
-  if (Thread32First(snap, &te)) {
-    do {
-      n += te.th32OwnerProcessID == self;
-      te.dwSize = sizeof te;
-    } while (Thread32Next(snap, &te));
-  }
-  CloseHandle(snap);
-  CHECK(n > 0);
-  return n;
-}
-
-void tp_set_pool_idle_ms(int ms) {
-  InterlockedExchange(&anypoll__pool_idle_ms, ms);
-}
-
-int tp_fail_resources(int n) {
-  InterlockedExchange(&anypoll__test_fail_resources, n);
-  return 1;
-}
-
-int tp_fail_resources_left(void) {
-  return (int)InterlockedCompareExchange(&anypoll__test_fail_resources, 0, 0);
 }
 
 struct tp_child {
@@ -287,41 +231,6 @@ tp_child *tp_child_writer(int write_fd, int delay_ms, int linger_ms) {
   CHECK(CreateProcessA(exe, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi));
   CloseHandle(pi.hThread);
   CloseHandle(inheritable);
-/* A child is this same program, told its role by the environment and
- * started with the pipe's write end as its standard output; the
- * constructor below takes over before main. */
-tp_child *tp_child_start(const char *role, const char *arg, int *read_fd) {
-  int p[2];
-  CHECK(_pipe(p, 4096, _O_BINARY | _O_NOINHERIT) == 0);
-  HANDLE out;
-  CHECK(DuplicateHandle(GetCurrentProcess(), (HANDLE)_get_osfhandle(p[1]),
-                        GetCurrentProcess(), &out, 0, TRUE,
-                        DUPLICATE_SAME_ACCESS));
-  WCHAR path[MAX_PATH + 2];
-  DWORD len = GetModuleFileNameW(NULL, path + 1, MAX_PATH);
-  CHECK(len > 0 && len < MAX_PATH);
-  path[0] = L'"';
-  path[len + 1] = L'"';
-  path[len + 2] = 0;
-  STARTUPINFOW si;
-  ZeroMemory(&si, sizeof si);
-  si.cb = sizeof si;
-  si.dwFlags = STARTF_USESTDHANDLES;
-  si.hStdInput = INVALID_HANDLE_VALUE;
-  si.hStdOutput = out;
-  si.hStdError = GetStdHandle(STD_ERROR_HANDLE);
-  PROCESS_INFORMATION pi;
-  CHECK(SetEnvironmentVariableA("ANYPOLL_TP_CHILD", role));
-  CHECK(SetEnvironmentVariableA("ANYPOLL_TP_ARG", arg != NULL ? arg : ""));
-  BOOL ok = CreateProcessW(NULL, path, NULL, NULL, TRUE, 0, NULL, NULL, &si,
-                           &pi);
-  SetEnvironmentVariableA("ANYPOLL_TP_CHILD", NULL);
-  SetEnvironmentVariableA("ANYPOLL_TP_ARG", NULL);
-  CHECK(ok);
-  CloseHandle(pi.hThread);
-  CloseHandle(out);
-  _close(p[1]);
-  *read_fd = p[0];
   tp_child *c = malloc(sizeof *c);
   CHECK(c != NULL);
   c->process = pi.hProcess;
@@ -562,25 +471,4 @@ tp_thread *tp_interrupt_after(int ms) {
                         DUPLICATE_SAME_ACCESS));
   in->ms = ms;
   return tp_thread_start(interrupt_main, in);
-  CHECK(TerminateProcess(c->process, 137));
-  tp_child_wait(c);
-}
-
-int tp_child_wait(tp_child *c) {
-  CHECK(WaitForSingleObject(c->process, INFINITE) == WAIT_OBJECT_0);
-  DWORD code = 0;
-  CHECK(GetExitCodeProcess(c->process, &code));
-  CloseHandle(c->process);
-  free(c);
-  return (int)code;
-}
-
-__attribute__((constructor)) static void tp_child_role(void) {
-  static char role[64], arg[256];
-  if (GetEnvironmentVariableA("ANYPOLL_TP_CHILD", role, sizeof role) == 0)
-    return;
-  GetEnvironmentVariableA("ANYPOLL_TP_ARG", arg, sizeof arg);
-  SetEnvironmentVariableA("ANYPOLL_TP_CHILD", NULL);
-  _setmode(1, _O_BINARY);
-  ExitProcess((UINT)tp_child_run(role, arg, 1));
 }

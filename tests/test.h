@@ -140,50 +140,5 @@ void tp_terminal_close(void);
  * signal whose handler does nothing (POSIX, SIGUSR1) or a user APC
  * (Windows). Join the returned thread afterwards. */
 tp_thread *tp_interrupt_after(int ms);
-/* ---- Reliability helpers (tests/test_reliability.c, tests/stress/) ------ */
-
-/* The largest nfds the platform accepts: the RLIMIT_NOFILE soft limit on
- * POSIX, ANYPOLL_MAX_NFDS on Windows. */
-unsigned long tp_nfds_limit(void);
-
-/* A temporary disk file opened for reading and writing, as a descriptor. */
-int tp_open_temp_file(void);
-
-/* Leak probes. tp_handle_probe: POSIX, the number of open descriptors
- * (/proc/self/fd); Windows, the value of a freshly created (and closed
- * again) event handle, which takes the lowest free slot of the handle
- * table, so any handle left behind since the last probe changes it.
- * tp_thread_count: the threads of this process. */
-long tp_handle_probe(void);
-long tp_thread_count(void);
-/* Windows: makes idle helper threads exit after ms (no-op on POSIX). */
-void tp_set_pool_idle_ms(int ms);
-/* Windows: the next n helper-thread or event creations fail (the
- * anypoll__test_fail_resources hook); returns 0 where there is no such
- * hook (POSIX), 1 otherwise. */
-int tp_fail_resources(int n);
-int tp_fail_resources_left(void);
-
-/* Child processes: a copy of this program running tp_child_run(role, arg,
- * out) (tests/child.c), where out is the write end of a new pipe whose
- * read end the parent gets in *read_fd. */
-typedef struct tp_child tp_child;
-tp_child *tp_child_start(const char *role, const char *arg, int *read_fd);
-/* Kills the child at once (SIGKILL, TerminateProcess) and reaps it. */
-void tp_child_kill(tp_child *c);
-/* Waits for the child to exit; returns its exit status. */
-int tp_child_wait(tp_child *c);
-/* The child's side: returns the child's exit status (roles that wait to be
- * killed never return). */
-int tp_child_run(const char *role, const char *arg, int out_fd);
-
-/* Deterministic streams for the byte-integrity tests (tests/child.c): the
- * byte at position pos of stream seed, so a reader can check every byte it
- * gets (a lost, duplicated or reordered byte shows at once), and a small
- * PRNG for chunk sizes and pauses. */
-unsigned char tp_stream_byte(unsigned long long seed, unsigned long long pos);
-unsigned long long tp_rand(unsigned long long *state);
-/* Writes the whole of buf, retrying short writes; returns 0 or -1. */
-int tp_write_all(int fd, const void *buf, size_t len);
 
 #endif
