@@ -53,9 +53,7 @@ int anypoll__nap(int yield);
 
 /* A monotonic clock in microseconds (QueryPerformanceCounter on Windows:
  * GetTickCount64 lags behind it, under Wine by up to a timer tick). */
-long long anypoll__now_us(void);
-/* A monotonic clock in milliseconds. */
 ANYPOLL__INTERNAL
-long long anypoll__now_ms(void);
+long long anypoll__now_us(void);
 
 #endif /* ANYPOLL_INTERNAL_H */

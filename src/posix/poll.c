@@ -2,6 +2,7 @@
  * every other backend is checked against. */
 #include "posix.h"
 
+ANYPOLL__INTERNAL
 int anypoll__posix_poll(struct pollfd *fds, anypoll_nfds_t nfds,
                         int timeout_ms) {
   /* POSIX gives only -1 as "forever"; Linux accepts any negative value, but

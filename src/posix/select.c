@@ -292,6 +292,7 @@ static long long now_ns(void) {
 
 #define STACK_ENTRIES 64
 
+ANYPOLL__INTERNAL
 int anypoll__posix_select(struct pollfd *fds, anypoll_nfds_t nfds,
                           int timeout_ms) {
   /* Linux's own limit, checked before anything of fds is read. */

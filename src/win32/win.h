@@ -102,6 +102,7 @@ void anypoll__classify(SOCKET fd, struct anypoll__item *item);
 
 /* Whether h was opened for overlapped I/O. Asked only of pipes about to be
  * waited on, as the checks do not need it. */
+ANYPOLL__INTERNAL
 int anypoll__handle_is_async(HANDLE h);
 
 /* ---- Readiness checks, one file per kind --------------------------------
