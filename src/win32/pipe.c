@@ -226,10 +226,9 @@ static void helper_read(void *arg) {
   if (!w->cancel || w->users > 0)
     signal_subs(w);
   WakeAllConditionVariable(&b->cv);
-  /* A cancelled watch belongs to the disarm_sync that cancelled it: that
-   * call is waiting on w and frees it itself once reading is 0. */
-  if (!w->cancel)
-    watch_release_if_unused(b, w);
+  /* A canceller still waiting on w holds a pin, so this frees nothing
+   * under it; the canceller releases w once it has seen the read end. */
+  watch_release_if_unused(b, w);
   ReleaseSRWLockExclusive(&table_lock);
 }
 
