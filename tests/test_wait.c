@@ -266,6 +266,20 @@ TEST(socket_listener_pending_connection) {
   tp_close(l);
 }
 
+/* Linux's tcp_poll gives a socket in TCP_CLOSE POLLHUP (and POLLOUT): a
+ * wait on a socket nobody connected returns at once, not at its timeout. */
+TEST(socket_never_connected_is_hup) {
+  int s = tp_tcp_socket();
+  struct pollfd fd;
+  tp_pfd(&fd, s, POLLIN | POLLOUT);
+  ASSERT_EQ(tp_poll(&fd, 1, 10000), 1);
+  ASSERT_EQ(fd.revents, POLLOUT | POLLHUP);
+  tp_pfd(&fd, s, POLLIN);
+  ASSERT_EQ(tp_poll(&fd, 1, 10000), 1);
+  ASSERT_EQ(fd.revents, POLLHUP);
+  tp_close(s);
+}
+
 TEST(socket_connect_refused) {
   int port;
   int l = tp_tcp_listener(&port);

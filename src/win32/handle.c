@@ -34,11 +34,10 @@ int anypoll__handle_is_async(HANDLE h) {
  * answers. A pipe fails every time, so only a second failure makes a
  * handle "not a socket". This costs a pipe one more call per
  * classification. */
-static int handle_is_socket(HANDLE h) {
+static int handle_is_socket(HANDLE h, int *type) {
   for (int attempt = 0; attempt < 2; attempt++) {
-    int type;
-    int len = sizeof type;
-    if (getsockopt((SOCKET)h, SOL_SOCKET, SO_TYPE, (char *)&type, &len) == 0)
+    int len = sizeof *type;
+    if (getsockopt((SOCKET)h, SOL_SOCKET, SO_TYPE, (char *)type, &len) == 0)
       return 1;
     if (WSAGetLastError() != WSAENOTSOCK)
       return 0;
@@ -48,7 +47,7 @@ static int handle_is_socket(HANDLE h) {
 
 void anypoll__classify(SOCKET fd, struct anypoll__item *item) {
   item->handle = INVALID_HANDLE_VALUE;
-  item->readable = item->writable = item->async = 0;
+  item->readable = item->writable = item->async = item->stream = 0;
   /* The pollfd member is a SOCKET, so a caller's -1 arrives as
    * INVALID_SOCKET: any value that is negative as a signed number means
    * "ignore this entry", as in POSIX. */
@@ -69,10 +68,12 @@ void anypoll__classify(SOCKET fd, struct anypoll__item *item) {
 
   DWORD type = GetFileType(h);
   DWORD mode;
+  int socktype;
   switch (type) {
   case FILE_TYPE_PIPE:
-    if (handle_is_socket(h)) {
+    if (handle_is_socket(h, &socktype)) {
       item->kind = ANYPOLL_KIND_SOCKET;
+      item->stream = socktype == SOCK_STREAM;
     } else {
       ACCESS_MASK access = handle_access(h);
       item->kind = ANYPOLL_KIND_PIPE;

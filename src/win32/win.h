@@ -94,6 +94,7 @@ struct anypoll__item {
   unsigned writable : 1; /* pipe: the handle has write access */
   unsigned async : 1;    /* pipe: opened for overlapped I/O (known only
                             once the call is about to wait) */
+  unsigned stream : 1;   /* socket: SOCK_STREAM */
 };
 
 /* Fills in item for the C runtime descriptor stored in a pollfd. */
