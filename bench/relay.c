@@ -67,7 +67,7 @@ static int produce(int argc, char **argv) {
 
 struct sample {
   double wall, cpu, server;
-  long long bytes;
+  long long bytes, reads;
 };
 
 static struct sample run_once(const struct bench_strategy *s, double mb,
@@ -89,7 +89,7 @@ static struct sample run_once(const struct bench_strategy *s, double mb,
   char r;
   if (bench_read(data[0], &r, 1) != 1 || r != 'R')
     bench_die("producer start");
-  struct sample out = { 0, 0, 0, 0 };
+  struct sample out = { 0, 0, 0, 0, 0 };
   double t0 = bench_now(), c0 = bench_cpu_fine(), s0 = bench_server_cpu();
   struct pollfd fds[2];
   memset(fds, 0, sizeof fds);
@@ -106,6 +106,7 @@ static struct sample run_once(const struct bench_strategy *s, double mb,
       exit(2);
     }
     long n = bench_read(data[0], buf, (size_t)rsize);
+    out.reads++;
     if (n < 0)
       bench_die("read");
     if (n == 0)
@@ -165,17 +166,18 @@ int main(int argc, char **argv) {
   printf("%s %s: %g MiB in %ld-byte chunks, producer work %ld, reads of %ld, "
          "%d reps (medians)\n", BENCH_PLATFORM, scenario, mb, chunk, work,
          rsize, reps);
-  printf("%-9s %9s %8s %9s %12s %12s\n", "strategy", "wall s", "x block",
-         "MB/s", "relay CPU", "server CPU");
-  printf("%-9s %9s %8s %9s %12s %12s\n", "", "", "", "", "s per GB",
-         "s per GB");
+  printf("%-9s %9s %8s %9s %12s %12s %8s\n", "strategy", "wall s", "x block",
+         "MB/s", "relay CPU", "server CPU", "reads");
+  printf("%-9s %9s %8s %9s %12s %12s %8s\n", "", "", "", "", "s per GB",
+         "s per GB", "");
   for (int i = 0; i < ns; i++) {
     double wall[MAX_REPS], cpu[MAX_REPS], srv[MAX_REPS], ratio[MAX_REPS],
-        cratio[MAX_REPS];
+        cratio[MAX_REPS], reads[MAX_REPS];
     int nsrv = 0;
     for (int r = 0; r < reps; r++) {
       double gb = (double)res[i][r].bytes / 1e9;
       wall[r] = res[i][r].wall;
+      reads[r] = (double)res[i][r].reads;
       cpu[r] = res[i][r].cpu / gb;
       if (!isnan(res[i][r].server))
         srv[nsrv++] = res[i][r].server / gb;
@@ -191,12 +193,15 @@ int main(int argc, char **argv) {
     double cx = blocking >= 0 ? bench_median(cratio, reps) : NAN;
     double sv = nsrv ? bench_median(srv, nsrv) : NAN;
     double mbps = (double)res[i][0].bytes / 1e6 / w;
-    printf("%-9s %9.3f %8.3f %9.1f %12.2f %12.2f\n", st[i].name, w, x, mbps,
-           c, sv);
+    double rd = bench_median(reads, reps);
+    printf("%-9s %9.3f %8.3f %9.1f %12.2f %12.2f %8.0f\n", st[i].name, w, x,
+           mbps, c, sv, rd);
     bench_csv_row(scenario, st[i].name, work, "wall_s", w, x, reps);
     bench_csv_row(scenario, st[i].name, work, "cpu_s_per_gb", c, cx, reps);
     bench_csv_row(scenario, st[i].name, work, "server_cpu_s_per_gb", sv, NAN,
                   nsrv);
+    /* Each read follows one wait (blocking: the read is the wait). */
+    bench_csv_row(scenario, st[i].name, work, "reads", rd, NAN, reps);
   }
   if (bench_skipped()[0])
     printf("skipped (not in this build): %s\n", bench_skipped());
