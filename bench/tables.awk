@@ -12,14 +12,14 @@ function g(p, s, st, n, m) { return V[p, s, st, n, m] }
 function r(p, s, st, n, m) { return R[p, s, st, n, m] }
 function relay(s, title,   k, p, i, st, n) {
   print "\n#### " title "\n"
-  print "| platform | strategy | wall s | x blocking | relay CPU s/GB | x blocking | wineserver CPU s/GB | reads |"
-  print "|---|---|---:|---:|---:|---:|---:|---:|"
+  print "| platform | strategy | wall s | x blocking | x sleep1 | relay CPU s/GB | x blocking | wineserver CPU s/GB | reads |"
+  print "|---|---|---:|---:|---:|---:|---:|---:|---:|"
   for (k = 1; k <= 2; k++) {
     p = k == 1 ? "linux" : "wine"
     for (i = 1; i <= ns[p, s]; i++) {
       st = S[p, s, i]; n = N[p, s, 1]
-      printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", p, st, f(g(p, s, st, n, "wall_s"), 3),
-        f(r(p, s, st, n, "wall_s"), 2), f(g(p, s, st, n, "cpu_s_per_gb"), 2),
+      printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p, st, f(g(p, s, st, n, "wall_s"), 3),
+        f(r(p, s, st, n, "wall_s"), 2), f(g(p, s, st, n, "wall_x_sleep1"), 2), f(g(p, s, st, n, "cpu_s_per_gb"), 2),
         f(r(p, s, st, n, "cpu_s_per_gb"), 2), f(g(p, s, st, n, "server_cpu_s_per_gb"), 2),
         f(g(p, s, st, n, "reads"), 0)
     }
