@@ -41,7 +41,7 @@ demo: native mingw
 	@echo "=== Linux ==="
 	@build/native/demo
 	@echo "=== Windows (under Wine) ==="
-	@tools/wine-run build/mingw/wineprefix build/mingw/demo.exe
+	@tools/wine-run $(CURDIR)/build/mingw/wineprefix build/mingw/demo.exe
 	@bench/run --demo
 
 # Every scenario natively and under Wine (a few minutes): CSV and PNG plots

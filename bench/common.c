@@ -337,6 +337,24 @@ int bench_devnull(void) {
   return fd;
 }
 
+int bench_console(void) {
+  HANDLE h = CreateFileW(L"CONIN$", GENERIC_READ | GENERIC_WRITE,
+                         FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,
+                         OPEN_EXISTING, 0, NULL);
+  DWORD mode;
+  if (h == INVALID_HANDLE_VALUE)
+    return -1;
+  if (!GetConsoleMode(h, &mode)) {
+    CloseHandle(h);
+    return -1;
+  }
+  FlushConsoleInputBuffer(h);
+  int fd = _open_osfhandle((intptr_t)h, _O_RDONLY | _O_BINARY);
+  if (fd < 0)
+    CloseHandle(h);
+  return fd;
+}
+
 static SOCKET sock_of(int fd) {
   return (SOCKET)_get_osfhandle(fd);
 }
@@ -570,6 +588,20 @@ int bench_devnull(void) {
   if (fd < 0)
     bench_die("open /dev/null");
   return fd;
+}
+
+int bench_console(void) {
+  int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0)
+    return -1;
+  const char *name = grantpt(master) == 0 && unlockpt(master) == 0
+                         ? ptsname(master)
+                         : NULL;
+  int slave = name ? open(name, O_RDONLY | O_NOCTTY | O_CLOEXEC) : -1;
+  if (slave < 0)
+    close(master);
+  /* Otherwise the master stays open, unwritten, for the whole run. */
+  return slave;
 }
 
 static int tcp_socket(void) {

@@ -76,6 +76,12 @@ long bench_read(int fd, void *buf, size_t len);
 long bench_write(int fd, const void *buf, size_t len);
 void bench_close(int fd);
 int bench_devnull(void); /* /dev/null or NUL, for writing */
+/* The read side of a terminal, for idle waits: on Linux the slave of a new
+ * pseudo-terminal (its master stays open and silent), on Windows the
+ * console input (CONIN$), which exists under Wine only when the program
+ * runs on a terminal (bench/run uses script(1)). Returns -1 when there is
+ * none. */
+int bench_console(void);
 
 /* Loopback TCP with Nagle off. The descriptors are C runtime descriptors on
  * Windows too (anypoll polls them); use bench_send/recv on them. */

@@ -1,5 +1,7 @@
 /* Scenario 3: the cost of waiting. An infinite wait on 64 idle descriptors
- * (pipe read ends and TCP sockets, half and half) that a thread ends after
+ * (32 pipe read ends, 31 TCP sockets and a terminal: a pseudo-terminal on
+ * Linux, the console under Wine; where there is no terminal, a 32nd
+ * socket takes its place and the output says so) that a thread ends after
  * a fixed time by writing one byte into the first pipe. Reports the CPU
  * time the waiting process used per second of waiting (and, under Wine,
  * the wineserver's), which for a wait that truly sleeps is close to 0:
@@ -7,8 +9,10 @@
  * end, leaving out the set-up and tear-down of the wait, which are given
  * separately in ms per wait).
  *
- *   idle [--pipes 32] [--sockets 32] [--ms 2000] [--reps 3]
+ *   idle [--pipes 32] [--sockets 32] [--console 1] [--ms 2000] [--reps 3]
  *        [--strategies all] [--csv FILE]
+ *
+ * --console 1 replaces one of the sockets by the terminal.
  *
  * `blocking` is a plain read on the first pipe: the floor. */
 #include <math.h>
@@ -57,6 +61,7 @@ int main(int argc, char **argv) {
   int nsocks = (int)bench_arg_num(argc, argv, "--sockets", 32);
   int ms = (int)bench_arg_num(argc, argv, "--ms", 2000);
   int reps = (int)bench_arg_num(argc, argv, "--reps", 3);
+  int want_console = (int)bench_arg_num(argc, argv, "--console", 1);
   bench_csv_open(bench_arg(argc, argv, "--csv", NULL));
   if (npipes < 1 || npipes + nsocks > MAX_FDS || reps < 1 || reps > MAX_REPS) {
     fprintf(stderr, "idle: need 1 <= pipes, pipes + sockets <= %d, "
@@ -74,6 +79,13 @@ int main(int argc, char **argv) {
     bench_pipe(p, 4096);
     pw[i] = p[1];
     fds[n].fd = p[0];
+    fds[n].events = POLLIN;
+    n++;
+  }
+  int console = want_console && nsocks > 0 ? bench_console() : -1;
+  if (console >= 0) {
+    nsocks--;
+    fds[n].fd = console;
     fds[n].events = POLLIN;
     n++;
   }
@@ -119,12 +131,15 @@ int main(int argc, char **argv) {
       double mid = e.t_end - e.t_mid;
       steady[i][r] = (e.c_end - e.c_mid - e.c_probe) * 1e3 / mid;
       ssteady[i][r] = s0 < 0 ? NAN : (e.s_end - e.s_mid - e.s_probe) * 1e3 / mid;
-      edges[i][r] = ((c1 - c0) - (e.c_end - e.c_mid)) * 1e3;
+      /* What the whole wait cost beyond being parked for all of it. */
+      edges[i][r] = (c1 - c0) * 1e3 - steady[i][r] * wall;
     }
   }
 
-  printf("%s s3: infinite wait on %d pipes + %d sockets, ended after %d ms, "
-         "%d reps (medians)\n", BENCH_PLATFORM, npipes, nsocks, ms, reps);
+  printf("%s s3: infinite wait on %d pipes + %d sockets + %s, ended after "
+         "%d ms, %d reps (medians)\n", BENCH_PLATFORM, npipes, nsocks,
+         console >= 0 ? "1 terminal" : "no terminal (none available)", ms,
+         reps);
   printf("%-9s %12s %12s %14s %12s %12s\n", "strategy", "CPU ms/s", "parked",
          "enter+leave", "server ms/s", "srv parked");
   printf("%-9s %12s %12s %14s %12s %12s\n", "", "(whole)", "ms/s", "ms",
@@ -143,6 +158,7 @@ int main(int argc, char **argv) {
     bench_csv_row("s3", st[i].name, n, "server_cpu_ms_per_s", s, NAN, reps);
     bench_csv_row("s3", st[i].name, n, "server_parked_ms_per_s", sp, NAN,
                   reps);
+    bench_csv_row("s3", st[i].name, n, "terminals", console >= 0, NAN, reps);
   }
   if (bench_skipped()[0])
     printf("skipped (not in this build): %s\n", bench_skipped());

@@ -38,7 +38,9 @@ END {
   print "event    = anypoll_poll (on Windows: helper threads parked in the kernel)."
   print "sleep1   = check everything, sleep 1 ms, repeat (git/gnulib poll today)."
   print "yield    = check everything, yield, repeat (a busy wait; git before 2014)."
-  print "On one CPU a busy wait steals the producer's time; sleep1 costs a"
-  print "millisecond per wake-up; event should match blocking. Full runs and"
+  print "sleep1 costs a millisecond per wake-up and burns CPU while idle; yield"
+  print "burns a whole CPU. event idles nearly like blocking everywhere and wakes"
+  print "like it on Linux; under Wine each of its wake-ups costs about 30 wineserver"
+  print "requests, which shows in the first and last rows. Full runs and"
   print "explanations: make bench, docs/performance.md."
 }

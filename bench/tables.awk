@@ -12,29 +12,31 @@ function g(p, s, st, n, m) { return V[p, s, st, n, m] }
 function r(p, s, st, n, m) { return R[p, s, st, n, m] }
 function relay(s, title,   k, p, i, st, n) {
   print "\n#### " title "\n"
-  print "| platform | strategy | wall s | x blocking | relay CPU s/GB | x blocking | wineserver CPU s/GB |"
-  print "|---|---|---:|---:|---:|---:|---:|"
+  print "| platform | strategy | wall s | x blocking | x sleep1 | relay CPU s/GB | x blocking | wineserver CPU s/GB | reads |"
+  print "|---|---|---:|---:|---:|---:|---:|---:|---:|"
   for (k = 1; k <= 2; k++) {
     p = k == 1 ? "linux" : "wine"
     for (i = 1; i <= ns[p, s]; i++) {
       st = S[p, s, i]; n = N[p, s, 1]
-      printf "| %s | %s | %s | %s | %s | %s | %s |\n", p, st, f(g(p, s, st, n, "wall_s"), 3),
-        f(r(p, s, st, n, "wall_s"), 2), f(g(p, s, st, n, "cpu_s_per_gb"), 2),
-        f(r(p, s, st, n, "cpu_s_per_gb"), 2), f(g(p, s, st, n, "server_cpu_s_per_gb"), 2)
+      printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p, st, f(g(p, s, st, n, "wall_s"), 3),
+        f(r(p, s, st, n, "wall_s"), 2), f(g(p, s, st, n, "wall_x_sleep1"), 2), f(g(p, s, st, n, "cpu_s_per_gb"), 2),
+        f(r(p, s, st, n, "cpu_s_per_gb"), 2), f(g(p, s, st, n, "server_cpu_s_per_gb"), 2),
+        f(g(p, s, st, n, "reads"), 0)
     }
   }
 }
 END {
   relay("s1", "Scenario 1: one CPU, producer and relay")
   relay("s2", "Scenario 2: two CPUs, CPU spent per GB relayed")
-  print "\n#### Scenario 3: idle wait on 64 handles (32 pipes + 32 sockets)\n"
-  print "| platform | strategy | CPU ms/s, whole wait | CPU ms/s, parked | enter + leave, CPU ms | wineserver ms/s, parked |"
-  print "|---|---|---:|---:|---:|---:|"
+  print "\n#### Scenario 3: idle wait on 64 handles (32 pipes, 31 sockets and a terminal; with no terminal, 32 sockets)\n"
+  print "| platform | strategy | terminal | CPU ms/s, whole wait | CPU ms/s, parked | enter + leave, CPU ms | wineserver ms/s, parked |"
+  print "|---|---|---|---:|---:|---:|---:|"
   for (k = 1; k <= 2; k++) {
     p = k == 1 ? "linux" : "wine"; s = "s3"
     for (i = 1; i <= ns[p, s]; i++) {
       st = S[p, s, i]; n = N[p, s, 1]
-      printf "| %s | %s | %s | %s | %s | %s |\n", p, st, f(g(p, s, st, n, "cpu_ms_per_s"), 3),
+      tm = g(p, s, st, n, "terminals")
+      printf "| %s | %s | %s | %s | %s | %s | %s |\n", p, st, tm == "" ? "-" : (tm == 1 ? (p == "linux" ? "pty" : "console") : "none"), f(g(p, s, st, n, "cpu_ms_per_s"), 3),
         f(g(p, s, st, n, "parked_cpu_ms_per_s"), 3), f(g(p, s, st, n, "enter_leave_cpu_ms"), 2),
         f(g(p, s, st, n, "server_parked_ms_per_s"), 3)
     }
@@ -67,7 +69,8 @@ END {
         if ((p, "s5-ready", st, n, "failed") in V) rc = "FAILED"
         ac = g(p, "s5-active", st, n, "round_trips_per_s")
         if ((p, "s5-active", st, n, "failed") in V) ac = "FAILED"
-        printf "| %s | %d | %s | %s | %s | %s | %s |\n", p, n, st,
+        d = V[p, "s5-active", st, n, "distinct_fds"]
+        printf "| %s | %s | %s | %s | %s | %s | %s |\n", p, d == "" ? n : n " (" d " distinct)", st,
           rc == "FAILED" ? rc : f(rc, 0), rc == "" || rc == "FAILED" ? "-" : sprintf("%.3f", 1e6 / rc / n),
           ac == "FAILED" ? ac : f(ac, 1), f(r(p, "s5-active", st, n, "round_trips_per_s"), 2)
       }
