@@ -39,9 +39,20 @@ endfunction()
 
 # Runs the consumer program (through the emulator, given as a |-separated
 # list, when cross-compiled) and checks its exact output.
+# The output goes through a file, not a pipe: when this run is the one that
+# starts the wineserver, Wine's services inherit its stdout and keep a pipe
+# open for as long as they live, so reading the pipe to EOF would wait for
+# them (seen in CI: a 300 s timeout).
 function(run_consumer exe version)
   string(REPLACE "|" ";" emulator "${EMULATOR}")
-  run(COMMAND ${emulator} ${exe} OUTPUT_VARIABLE out)
+  set(file ${exe}.out)
+  execute_process(COMMAND ${emulator} ${exe} RESULT_VARIABLE rc
+    OUTPUT_FILE ${file} ERROR_FILE ${file}.err)
+  file(READ ${file} out)
+  if(NOT rc EQUAL 0)
+    file(READ ${file}.err err)
+    message(FATAL_ERROR "failed (${rc}): ${exe}\n${out}${err}")
+  endif()
   string(REPLACE "\r" "" out "${out}")
   if(NOT out STREQUAL "consumer ok ${version}\n")
     message(FATAL_ERROR "${exe}: unexpected output:\n${out}")
