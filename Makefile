@@ -1,7 +1,7 @@
 # The two commands of the README, and a few more. Every target sets up what
 # it needs first (scripts/setup-deps does nothing when all is present).
 .PHONY: all deps native mingw sanitize check check-native check-mingw \
-        check-sanitize demo bench clean
+        check-sanitize demo bench stress clean
 
 all: native mingw
 
@@ -49,6 +49,11 @@ demo: native mingw
 # measure, tests assert.
 bench: native mingw
 	@bench/run
+
+# The long form of the reliability tests (100 times make check's work; set
+# ANYPOLL_STRESS_SCALE for another factor); see docs/reliability.md.
+stress: native mingw
+	@tools/stress
 
 clean:
 	rm -rf build

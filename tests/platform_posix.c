@@ -1,5 +1,6 @@
 /* Test helpers on POSIX. */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -111,6 +112,14 @@ void tp_close(int fd) {
   close(fd);
 }
 
+void tp_close_early(int fd) {
+  tp_close(fd);
+}
+
+void tp_close_early_done(int fd) {
+  (void)fd;
+}
+
 int tp_socket_is_nonblocking(int fd) {
   int flags = fcntl(fd, F_GETFL);
   CHECK(flags >= 0);
@@ -205,6 +214,52 @@ void tp_child_wait(tp_child *c) {
   int status;
   CHECK(waitpid(c->pid, &status, 0) == c->pid);
   free(c);
+}
+
+tp_child *tp_child_connector(int port, int linger_ms) {
+  tp_child *c = malloc(sizeof *c);
+  CHECK(c != NULL);
+  c->pid = fork();
+  CHECK(c->pid >= 0);
+  if (c->pid == 0) {
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = loopback(port);
+    if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof a) != 0 ||
+        send(s, "c", 1, 0) != 1)
+      _exit(3);
+    tp_sleep_ms(linger_ms);
+    _exit(0);
+  }
+  return c;
+}
+
+static long count_entries(const char *dir) {
+  DIR *d = opendir(dir);
+  CHECK(d != NULL);
+  long n = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;)
+    n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
+}
+
+long tp_descriptor_count(void) {
+  return count_entries("/proc/self/fd") - 1; /* less opendir's own */
+}
+
+long tp_handle_probe(void) {
+  int fd = dup(0);
+  CHECK(fd >= 0);
+  close(fd);
+  return fd;
+}
+
+int tp_thread_count(void) {
+  return (int)count_entries("/proc/self/task");
+}
+
+void tp_set_pool_idle_ms(int ms) {
+  (void)ms; /* no helper threads on POSIX */
 }
 
 int tp_child_main(int argc, char **argv) {

@@ -6,8 +6,10 @@
 #include <fcntl.h>
 #include <io.h>
 #include <string.h>
+#include <tlhelp32.h>
 
 #include "test.h"
+#include "win32/win.h"
 
 #define CHECK(x)                                                             \
   do {                                                                       \
@@ -128,10 +130,32 @@ void tp_close_reset(int fd) {
 
 void tp_close(int fd) {
   /* A socket must be closed by Winsock; the C runtime's CloseHandle of the
-   * already closed handle then only frees the descriptor. */
+   * already closed handle then only frees the descriptor. Between the two,
+   * a handle made by another thread can take the freed value and be closed
+   * by mistake: sockets are closed where no other thread makes handles
+   * (tp_close_early is for the other cases). */
   if (is_socket(fd))
     closesocket(sock_of(fd));
   _close(fd);
+}
+
+/* Descriptors whose socket tp_close_early closed; one at a time. */
+static int early_fd = -1;
+
+void tp_close_early(int fd) {
+  if (is_socket(fd)) {
+    closesocket(sock_of(fd));
+    early_fd = fd;
+  } else {
+    _close(fd);
+  }
+}
+
+void tp_close_early_done(int fd) {
+  if (fd == early_fd) {
+    early_fd = -1;
+    _close(fd);
+  }
 }
 
 int tp_socket_is_nonblocking(int fd) {
@@ -247,7 +271,73 @@ void tp_child_wait(tp_child *c) {
   free(c);
 }
 
+tp_child *tp_child_connector(int port, int linger_ms) {
+  char exe[MAX_PATH];
+  CHECK(GetModuleFileNameA(NULL, exe, sizeof exe) > 0);
+  char cmd[MAX_PATH + 64];
+  snprintf(cmd, sizeof cmd, "\"%s\" --child connect %d %d", exe, port,
+           linger_ms);
+  STARTUPINFOA si;
+  ZeroMemory(&si, sizeof si);
+  si.cb = sizeof si;
+  PROCESS_INFORMATION pi;
+  /* Nothing inherited: sockets are inheritable by default, and a copy of
+   * ours in the child would outlive the end the test means to vanish. */
+  CHECK(CreateProcessA(exe, cmd, NULL, NULL, FALSE, 0, NULL, NULL, &si, &pi));
+  CloseHandle(pi.hThread);
+  tp_child *c = malloc(sizeof *c);
+  CHECK(c != NULL);
+  c->process = pi.hProcess;
+  return c;
+}
+
+static int child_connect(int port, int linger_ms) {
+  WSADATA d;
+  if (WSAStartup(MAKEWORD(2, 2), &d) != 0)
+    return 3;
+  SOCKET s = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = loopback(port);
+  if (s == INVALID_SOCKET || connect(s, (struct sockaddr *)&a, sizeof a) != 0 ||
+      send(s, "c", 1, 0) != 1)
+    return 3;
+  Sleep((DWORD)linger_ms);
+  return 0;
+}
+
+long tp_descriptor_count(void) {
+  DWORD n = 0;
+  CHECK(GetProcessHandleCount(GetCurrentProcess(), &n));
+  return (long)n;
+}
+
+/* A new handle takes the lowest free slot. */
+long tp_handle_probe(void) {
+  HANDLE e = CreateEventW(NULL, TRUE, FALSE, NULL);
+  CHECK(e != NULL);
+  CloseHandle(e);
+  return (long)(UINT_PTR)e;
+}
+
+int tp_thread_count(void) {
+  HANDLE snap = CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0);
+  CHECK(snap != INVALID_HANDLE_VALUE);
+  THREADENTRY32 te;
+  te.dwSize = sizeof te;
+  int n = 0;
+  DWORD self = GetCurrentProcessId();
+  for (BOOL ok = Thread32First(snap, &te); ok; ok = Thread32Next(snap, &te))
+    n += te.th32OwnerProcessID == self;
+  CloseHandle(snap);
+  return n;
+}
+
+void tp_set_pool_idle_ms(int ms) {
+  anypoll__pool_idle_ms = ms;
+}
+
 int tp_child_main(int argc, char **argv) {
+  if (argc >= 5 && strcmp(argv[2], "connect") == 0)
+    return child_connect(atoi(argv[3]), atoi(argv[4]));
   if (argc < 5)
     return 2;
   HANDLE h = (HANDLE)(UINT_PTR)strtoull(argv[2], NULL, 10);

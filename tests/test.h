@@ -65,6 +65,14 @@ void tp_shutdown_wr(int fd);
 /* Closes with a reset (SO_LINGER 0) instead of an orderly shutdown. */
 void tp_close_reset(int fd);
 void tp_close(int fd);
+/* Closes what fd refers to while other threads may be polling it or making
+ * handles; on Windows a socket's descriptor number then stays taken (the C
+ * runtime would close the socket's handle value a second time, which by
+ * then may name another thread's new handle) until tp_close_early_done
+ * frees it, once the other threads are done. Elsewhere tp_close, and
+ * tp_close_early_done does nothing. */
+void tp_close_early(int fd);
+void tp_close_early_done(int fd);
 
 /* Whether a socket descriptor is in non-blocking mode, found by trying a
  * recv on an empty socket. */
@@ -91,6 +99,22 @@ void tp_child_kill(tp_child *c);
 void tp_child_wait(tp_child *c);
 /* The child's side, called by the runner for "--child ARGS...". */
 int tp_child_main(int argc, char **argv);
+
+/* A child process that connects to 127.0.0.1:port, sends the byte 'c', and
+ * lives on for linger_ms; kill it to make its end of the connection vanish. */
+tp_child *tp_child_connector(int port, int linger_ms);
+
+/* For leak checks. tp_descriptor_count: open descriptors (POSIX, from
+ * /proc/self/fd) or handles (Windows' GetProcessHandleCount, which Wine
+ * stubs to 0). tp_handle_probe: the lowest free descriptor or handle value,
+ * which moves when one below it leaks (and works under Wine).
+ * tp_thread_count: this process's threads. tp_set_pool_idle_ms: how long
+ * anypoll's idle helper threads live (Windows; nothing on POSIX), so that a
+ * check need not wait the default seconds for them to exit. */
+long tp_descriptor_count(void);
+long tp_handle_probe(void);
+int tp_thread_count(void);
+void tp_set_pool_idle_ms(int ms);
 
 void tp_sleep_ms(int ms);
 /* A monotonic clock, in milliseconds with sub-millisecond resolution. */

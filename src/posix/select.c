@@ -366,6 +366,7 @@ int anypoll__posix_select(struct pollfd *fds, anypoll_nfds_t nfds,
       }
       goto out; /* EINTR and the rest, as poll() */
     }
+    int timed_out = n == 0 && !first && timeout_ms > 0 && now_ns() >= deadline;
     int ready = 0;
     for (anypoll_nfds_t i = 0; i < nfds; i++) {
       struct entry *e = &ents[i];
@@ -376,7 +377,13 @@ int anypoll__posix_select(struct pollfd *fds, anypoll_nfds_t nfds,
         m = POLLNVAL;
       } else if (e->kind != K_SKIP) {
         int r = FD_ISSET(fd, &rs), w = FD_ISSET(fd, &ws), x = FD_ISSET(fd, &xs);
-        if (r || w || x)
+        /* Closed by another thread during the wait: Linux's select marks it
+         * readable (and the probes would then invent a state for it), and
+         * at the timeout may not mark it at all; poll() says POLLNVAL. */
+        if ((r || w || x || timed_out) && fcntl(fd, F_GETFD) < 0 &&
+            errno == EBADF)
+          e->kind = K_NVAL, m = POLLNVAL;
+        else if (r || w || x)
           m = full_revents(e, fd, r, w, x);
         m &= (short)(ev | POLLERR | POLLHUP | POLLNVAL);
         /* Readable for data that was not asked for: leave the descriptor

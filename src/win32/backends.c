@@ -6,6 +6,7 @@
 
 ANYPOLL__INTERNAL struct anypoll__nt anypoll__nt;
 ANYPOLL__INTERNAL volatile LONG anypoll__test_fail_resources;
+ANYPOLL__INTERNAL volatile LONG anypoll__test_fail_skip;
 
 static INIT_ONCE init_once = INIT_ONCE_STATIC_INIT;
 static int init_errno;
@@ -53,6 +54,10 @@ int anypoll__test_should_fail(void) {
     LONG n = anypoll__test_fail_resources;
     if (n <= 0)
       return 0;
+    if (anypoll__test_fail_skip > 0) {
+      InterlockedDecrement(&anypoll__test_fail_skip);
+      return 0;
+    }
     if (InterlockedCompareExchange(&anypoll__test_fail_resources, n - 1, n) == n)
       return 1;
   }

@@ -179,8 +179,11 @@ ANYPOLL__INTERNAL_DATA volatile LONG anypoll__pool_idle_ms;
 
 /* ---- Fault injection for the tests ---------------------------------------
  * When non-zero, the next that many helper-thread or event creations fail
- * as if the system were out of resources. */
+ * as if the system were out of resources, after the first
+ * anypoll__test_fail_skip of them have succeeded (so a failure can land in
+ * the middle of arming a call). */
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_fail_resources;
+ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_fail_skip;
 ANYPOLL__INTERNAL
 int anypoll__test_should_fail(void);
 

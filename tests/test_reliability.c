@@ -1,0 +1,769 @@
+/* Reliability: load, concurrency, faults and bad input (issue 7). The
+ * stress cases run a short form by default; ANYPOLL_STRESS_SCALE=N makes
+ * them N times longer (make stress uses 100), and ANYPOLL_STRESS_SEED picks
+ * another pseudo-random sequence. Each prints what it did, for
+ * docs/reliability.md. */
+#include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "test.h"
+
+/* ---- Shared pieces ------------------------------------------------------- */
+
+static long stress_scale(void) {
+  const char *s = getenv("ANYPOLL_STRESS_SCALE");
+  long n = s != NULL ? strtol(s, NULL, 10) : 1;
+  return n > 0 ? n : 1;
+}
+
+static uint64_t stress_seed(void) {
+  const char *s = getenv("ANYPOLL_STRESS_SEED");
+  return s != NULL ? strtoull(s, NULL, 10) : 20261203u;
+}
+
+/* xorshift64*: small, fast, and the same sequence on every platform. */
+static uint64_t rnd(uint64_t *state) {
+  uint64_t x = *state;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  *state = x;
+  return x * 0x2545F4914F6CDD1DULL;
+}
+
+static uint64_t rnd_init(uint64_t seed) {
+  return seed * 0x9E3779B97F4A7C15ULL | 1;
+}
+
+/* FNV-1a over a byte stream. */
+static uint64_t hash_bytes(uint64_t h, const unsigned char *p, long n) {
+  for (long i = 0; i < n; i++) {
+    h ^= p[i];
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+#define HASH_START 0xcbf29ce484222325ULL
+
+/* Fails the test if `progress` stands still for limit_ms: a lost wake-up
+ * shows as a hang, and this turns it into a failure that says where. */
+struct watchdog {
+  atomic_long progress;
+  atomic_int stop;
+  int limit_ms;
+  const char *what;
+  tp_thread *thread;
+};
+
+static void watchdog_main(void *arg) {
+  struct watchdog *w = arg;
+  long last = -1;
+  double since = tp_now_ms();
+  while (!atomic_load(&w->stop)) {
+    tp_sleep_ms(50);
+    long now = atomic_load(&w->progress);
+    if (now != last) {
+      last = now;
+      since = tp_now_ms();
+    } else if (tp_now_ms() - since > w->limit_ms) {
+      fprintf(stderr, "watchdog: %s made no progress for %d ms (at %ld)\n",
+              w->what, w->limit_ms, now);
+      tp_fail(__FILE__, __LINE__, "no progress: a lost wake-up or a hang", 0,
+              0, 0);
+    }
+  }
+}
+
+static void watchdog_start(struct watchdog *w, const char *what,
+                           int limit_ms) {
+  atomic_init(&w->progress, 0);
+  atomic_init(&w->stop, 0);
+  w->limit_ms = limit_ms;
+  w->what = what;
+  w->thread = tp_thread_start(watchdog_main, w);
+}
+
+static void watchdog_stop(struct watchdog *w) {
+  atomic_store(&w->stop, 1);
+  tp_thread_join(w->thread);
+}
+
+/* Bits poll() may set beyond those asked for. */
+#define ALWAYS_REPORTED (POLLERR | POLLHUP | POLLNVAL)
+
+/* ---- 1. No lost or duplicated bytes --------------------------------------
+ * A producer thread per stream writes random-sized chunks of pseudo-random
+ * bytes, pausing now and then; one consumer waits on every stream at once
+ * with anypoll and reads what is reported. Byte counts and checksums must
+ * match exactly, and every stream must end with its EOF. */
+
+#define BYTE_PIPES 8
+#define BYTE_SOCKETS 8
+#define BYTE_STREAMS (BYTE_PIPES + BYTE_SOCKETS)
+#define CHUNK_MAX 512
+
+struct producer {
+  int fd;
+  int is_socket;
+  long chunks;
+  uint64_t seed;
+  long long bytes;
+  uint64_t hash;
+};
+
+static void producer_main(void *arg) {
+  struct producer *p = arg;
+  uint64_t r = rnd_init(p->seed);
+  unsigned char buf[CHUNK_MAX];
+  p->hash = HASH_START;
+  p->bytes = 0;
+  for (long c = 0; c < p->chunks; c++) {
+    long n = 1 + (long)(rnd(&r) % CHUNK_MAX);
+    for (long i = 0; i < n; i++)
+      buf[i] = (unsigned char)rnd(&r);
+    for (long off = 0; off < n;) {
+      long w = p->is_socket ? tp_send(p->fd, buf + off, (size_t)(n - off))
+                            : tp_write(p->fd, buf + off, (size_t)(n - off));
+      if (w <= 0)
+        fprintf(stderr, "%s %d: write failed, errno %d\n",
+                p->is_socket ? "socket" : "pipe", p->fd, errno);
+      ASSERT_GT(w, 0);
+      off += w;
+    }
+    p->hash = hash_bytes(p->hash, buf, n);
+    p->bytes += n;
+    uint64_t pause = rnd(&r) % 512;
+    if (pause == 0)
+      tp_sleep_ms(1);
+    else if (pause < 4)
+      tp_sleep_ms(0);
+  }
+  /* The consumer's end of stream. A socket is only shut down here, and
+   * closed once every thread is done (see tp_close_early). */
+  if (p->is_socket)
+    tp_shutdown_wr(p->fd);
+  else
+    tp_close(p->fd);
+}
+
+TEST(stress_bytes_exact) {
+  long total_chunks = 100000 * stress_scale();
+  int rd[BYTE_STREAMS];
+  struct producer prod[BYTE_STREAMS];
+  for (int i = 0; i < BYTE_STREAMS; i++) {
+    int f[2];
+    prod[i].is_socket = i >= BYTE_PIPES;
+    if (prod[i].is_socket)
+      tp_tcp_pair(f);
+    else
+      tp_pipe(f);
+    rd[i] = f[0];
+    prod[i].fd = f[1];
+    prod[i].chunks = total_chunks / BYTE_STREAMS;
+    prod[i].seed = stress_seed() + (uint64_t)i;
+  }
+  struct watchdog wd;
+  watchdog_start(&wd, "stress_bytes_exact", 30000);
+  tp_thread *threads[BYTE_STREAMS];
+  for (int i = 0; i < BYTE_STREAMS; i++)
+    threads[i] = tp_thread_start(producer_main, &prod[i]);
+
+  struct pollfd fds[BYTE_STREAMS];
+  long long got[BYTE_STREAMS] = { 0 };
+  uint64_t hash[BYTE_STREAMS];
+  for (int i = 0; i < BYTE_STREAMS; i++) {
+    tp_pfd(&fds[i], rd[i], POLLIN);
+    hash[i] = HASH_START;
+  }
+  static unsigned char buf[65536];
+  long calls = 0, reads = 0;
+  int open_streams = BYTE_STREAMS;
+  while (open_streams > 0) {
+    int n = tp_poll(fds, BYTE_STREAMS, -1);
+    calls++;
+    ASSERT_GT(n, 0);
+    int seen = 0;
+    for (int i = 0; i < BYTE_STREAMS; i++) {
+      short re = fds[i].revents;
+      if (re == 0)
+        continue;
+      seen++;
+      ASSERT_EQ(re & ~(POLLIN | POLLHUP), 0);
+      long r = prod[i].is_socket ? tp_recv(rd[i], buf, sizeof buf)
+                                 : tp_read(rd[i], buf, sizeof buf);
+      reads++;
+      ASSERT_GE(r, 0);
+      if (r == 0) {
+        /* End of stream: the producer closed; nothing more may come. */
+        fds[i].fd = -1;
+        open_streams--;
+        continue;
+      }
+      hash[i] = hash_bytes(hash[i], buf, r);
+      got[i] += r;
+      atomic_fetch_add(&wd.progress, r);
+    }
+    ASSERT_EQ(seen, n);
+  }
+  long long total = 0;
+  for (int i = 0; i < BYTE_STREAMS; i++) {
+    tp_thread_join(threads[i]);
+    ASSERT_EQ(got[i], prod[i].bytes);
+    ASSERT(hash[i] == prod[i].hash);
+    total += got[i];
+    tp_close(rd[i]);
+    if (prod[i].is_socket)
+      tp_close(prod[i].fd);
+  }
+  watchdog_stop(&wd);
+  printf("stress_bytes_exact: %ld chunks, %lld bytes over %d pipes and %d "
+         "TCP connections, %ld calls, %ld reads: all bytes in order\n",
+         total_chunks, total, BYTE_PIPES, BYTE_SOCKETS, calls, reads);
+}
+
+/* ---- 2. No lost wake-ups -------------------------------------------------
+ * Round after round, a kicker thread writes one byte to one stream chosen
+ * at random, after a random delay (none, a yield, a millisecond, a short
+ * spin), while the main thread waits on all of them with no timeout. Every
+ * write must be reported, on exactly its stream. */
+
+#define WAKE_PIPES 4
+#define WAKE_SOCKETS 4
+#define WAKE_STREAMS (WAKE_PIPES + WAKE_SOCKETS)
+
+struct kicker {
+  int control; /* read end: one command byte per round, 0xff to stop */
+  int wr[WAKE_STREAMS];
+};
+
+static void spin_ms(double ms) {
+  double end = tp_now_ms() + ms;
+  while (tp_now_ms() < end) {
+  }
+}
+
+static void kicker_main(void *arg) {
+  struct kicker *k = arg;
+  for (;;) {
+    unsigned char cmd;
+    ASSERT_EQ(tp_read(k->control, &cmd, 1), 1);
+    if (cmd == 0xff)
+      return;
+    int stream = cmd & 0x0f;
+    switch (cmd >> 4) {
+    case 0:
+      break;
+    case 1:
+      tp_sleep_ms(0);
+      break;
+    case 2:
+      tp_sleep_ms(1);
+      break;
+    default:
+      spin_ms(0.05 * (cmd >> 4));
+      break;
+    }
+    long w = stream >= WAKE_PIPES ? tp_send(k->wr[stream], "k", 1)
+                                  : tp_write(k->wr[stream], "k", 1);
+    ASSERT_EQ(w, 1);
+  }
+}
+
+TEST(stress_no_lost_wakeups) {
+  long rounds = 2000 * stress_scale();
+  struct kicker k;
+  int rd[WAKE_STREAMS], control[2];
+  for (int i = 0; i < WAKE_STREAMS; i++) {
+    int f[2];
+    if (i >= WAKE_PIPES)
+      tp_tcp_pair(f);
+    else
+      tp_pipe(f);
+    rd[i] = f[0];
+    k.wr[i] = f[1];
+  }
+  tp_pipe(control);
+  k.control = control[0];
+  struct watchdog wd;
+  watchdog_start(&wd, "stress_no_lost_wakeups", 20000);
+  tp_thread *t = tp_thread_start(kicker_main, &k);
+  uint64_t r = rnd_init(stress_seed());
+  struct pollfd fds[WAKE_STREAMS];
+  long finite = 0;
+  for (long round = 0; round < rounds; round++) {
+    int stream = (int)(rnd(&r) % WAKE_STREAMS);
+    unsigned char cmd = (unsigned char)(stream | (rnd(&r) % 8) << 4);
+    for (int i = 0; i < WAKE_STREAMS; i++)
+      tp_pfd(&fds[i], rd[i], POLLIN);
+    ASSERT_EQ(tp_write(control[1], &cmd, 1), 1);
+    /* Mostly forever; now and then a long finite wait, which must not run
+     * out either. */
+    int timeout = -1;
+    if (rnd(&r) % 8 == 0) {
+      timeout = 60000;
+      finite++;
+    }
+    int n = tp_poll(fds, WAKE_STREAMS, timeout);
+    if (n != 1 || fds[stream].revents != POLLIN)
+      fprintf(stderr, "round %ld: stream %d, cmd %#x: poll gave %d\n", round,
+              stream, cmd, n);
+    ASSERT_EQ(n, 1);
+    for (int i = 0; i < WAKE_STREAMS; i++)
+      ASSERT_EQ(fds[i].revents, i == stream ? POLLIN : 0);
+    char c;
+    long got = stream >= WAKE_PIPES ? tp_recv(rd[stream], &c, 1)
+                                    : tp_read(rd[stream], &c, 1);
+    ASSERT_EQ(got, 1);
+    ASSERT_EQ(c, 'k');
+    atomic_fetch_add(&wd.progress, 1);
+  }
+  unsigned char stop = 0xff;
+  ASSERT_EQ(tp_write(control[1], &stop, 1), 1);
+  tp_thread_join(t);
+  watchdog_stop(&wd);
+  for (int i = 0; i < WAKE_STREAMS; i++) {
+    tp_close(rd[i]);
+    tp_close(k.wr[i]);
+  }
+  tp_close(control[0]);
+  tp_close(control[1]);
+  printf("stress_no_lost_wakeups: %ld rounds (%ld with a 60 s timeout, the "
+         "rest with none) over %d pipes and %d TCP connections: every write "
+         "woke its waiter\n",
+         rounds, finite, WAKE_PIPES, WAKE_SOCKETS);
+}
+
+/* ---- 3. No leaks ----------------------------------------------------------
+ * 100,000 calls over mixed kinds that find something ready, and 2,000 that
+ * wait and time out; then descriptors (or handles) and threads must be back
+ * where they started. Memory is LeakSanitizer's part (the sanitize preset). */
+
+static void wait_threads(int expected) {
+  for (int i = 0; i < 300 && tp_thread_count() != expected; i++)
+    tp_sleep_ms(10);
+}
+
+TEST(no_leaks_after_many_calls) {
+  tp_set_pool_idle_ms(50);
+  int idle[2], busy[2], s[2], out[2];
+  tp_pipe(idle);
+  tp_pipe(busy);
+  tp_pipe(out);
+  tp_tcp_pair(s);
+  int null_fd = tp_null_device();
+  struct pollfd fds[6];
+  tp_pfd(&fds[0], idle[0], POLLIN);
+  tp_pfd(&fds[1], s[0], POLLIN);
+  tp_pfd(&fds[2], busy[0], POLLIN);
+  tp_pfd(&fds[3], out[1], POLLOUT);
+  tp_pfd(&fds[4], null_fd, POLLIN);
+  tp_pfd(&fds[5], tp_unused_fd(), POLLIN);
+  /* Warm up: the thread's wake event, Winsock's and the C runtime's state. */
+  ASSERT_EQ(tp_poll(fds, 3, 1), 0);
+  tp_sleep_ms(200); /* the warm-up's helper thread, if any, has gone */
+  int threads0 = tp_thread_count();
+  long probe0 = tp_handle_probe();
+  long count0 = tp_descriptor_count();
+
+  ASSERT_EQ(tp_write(busy[1], "x", 1), 1);
+  /* The historical strategies are comparators, not what anypoll ships, and
+   * under Wine a call of theirs costs over a millisecond: a tenth. */
+  long calls = tp_backend == ANYPOLL_BACKEND_SLEEP1 ||
+                       tp_backend == ANYPOLL_BACKEND_YIELD
+                   ? 10000
+                   : 100000;
+  for (long i = 0; i < calls; i++)
+    ASSERT_EQ(tp_poll(fds, 6, 0), 4);
+  char c;
+  ASSERT_EQ(tp_read(busy[0], &c, 1), 1);
+  for (int i = 0; i < 2000; i++) {
+    int r = tp_poll(fds, 3, i % 2);
+    if (r != 0)
+      fprintf(stderr, "call %d: %d, errno %d\n", i, r, errno);
+    ASSERT_EQ(r, 0);
+  }
+
+  wait_threads(threads0);
+  ASSERT_EQ(tp_thread_count(), threads0);
+  ASSERT_EQ(tp_handle_probe(), probe0);
+  ASSERT_EQ(tp_descriptor_count(), count0);
+  printf("no_leaks_after_many_calls: %ld + 2000 calls over 6 entries: %d "
+         "threads, %ld descriptors/handles (lowest free %ld) before and "
+         "after\n",
+         calls, threads0, count0, probe0);
+  tp_close(idle[0]);
+  tp_close(idle[1]);
+  tp_close(busy[0]);
+  tp_close(busy[1]);
+  tp_close(out[0]);
+  tp_close(out[1]);
+  tp_close(s[0]);
+  tp_close(s[1]);
+  tp_close(null_fd);
+}
+
+/* ---- 4. Concurrency -------------------------------------------------------
+ * Eight threads poll at once for a fixed time, all on the same shared
+ * descriptors (one pipe and one socket always readable, one of each never
+ * readable) and each on its own pipe, which a feeder thread writes to at
+ * random. Shared answers must always be right; every fed byte must be read
+ * by its owner exactly once. */
+
+#define POLLERS 8
+
+struct shared_fds {
+  int ready_pipe, empty_pipe, ready_sock, empty_sock;
+};
+
+struct poller {
+  const struct shared_fds *sh;
+  int own;
+  uint64_t seed;
+  atomic_int *stop;
+  atomic_long *progress;
+  long calls, woken;
+  long long bytes;
+};
+
+static void poller_main(void *arg) {
+  struct poller *p = arg;
+  uint64_t r = rnd_init(p->seed);
+  int shared[4] = { p->sh->ready_pipe, p->sh->empty_pipe, p->sh->ready_sock,
+                    p->sh->empty_sock };
+  while (!atomic_load(p->stop)) {
+    struct pollfd fds[5];
+    int which[5], n = 0, ready_asked = 0;
+    for (int i = 0; i < 4; i++) {
+      if (rnd(&r) % 2 == 0)
+        continue;
+      which[n] = i;
+      tp_pfd(&fds[n++], shared[i], POLLIN);
+      ready_asked += i % 2 == 0;
+    }
+    which[n] = 4;
+    tp_pfd(&fds[n++], p->own, POLLIN);
+    int timeout = (int)(rnd(&r) % 4) * 5;
+    int got = tp_poll(fds, (anypoll_nfds_t)n, timeout);
+    p->calls++;
+    ASSERT_GE(got, ready_asked);
+    int seen = 0;
+    for (int i = 0; i < n; i++) {
+      seen += fds[i].revents != 0;
+      if (which[i] == 4) {
+        if (fds[i].revents != 0) {
+          ASSERT_EQ(fds[i].revents, POLLIN);
+          char buf[256];
+          long k = tp_read(p->own, buf, sizeof buf);
+          ASSERT_GT(k, 0);
+          p->bytes += k;
+          p->woken++;
+        }
+      } else {
+        ASSERT_EQ(fds[i].revents, which[i] % 2 == 0 ? POLLIN : 0);
+      }
+    }
+    ASSERT_EQ(seen, got);
+    atomic_fetch_add(p->progress, 1);
+  }
+}
+
+struct feeder {
+  int wr[POLLERS];
+  long long sent[POLLERS];
+  uint64_t seed;
+  atomic_int *stop;
+};
+
+static void feeder_main(void *arg) {
+  struct feeder *f = arg;
+  uint64_t r = rnd_init(f->seed);
+  while (!atomic_load(f->stop)) {
+    int i = (int)(rnd(&r) % POLLERS);
+    ASSERT_EQ(tp_write(f->wr[i], "f", 1), 1);
+    f->sent[i]++;
+    if (rnd(&r) % 4 == 0)
+      tp_sleep_ms(1);
+    else
+      tp_sleep_ms(0);
+  }
+}
+
+TEST(stress_concurrent_pollers) {
+  long seconds = 2 * stress_scale();
+  if (seconds > 120)
+    seconds = 120;
+  int rp[2], ep[2], rs[2], es[2];
+  tp_pipe(rp);
+  tp_pipe(ep);
+  tp_tcp_pair(rs);
+  tp_tcp_pair(es);
+  ASSERT_EQ(tp_write(rp[1], "r", 1), 1);
+  ASSERT_EQ(tp_send(rs[1], "r", 1), 1);
+  struct shared_fds sh = { rp[0], ep[0], rs[0], es[0] };
+  atomic_int stop;
+  atomic_init(&stop, 0);
+  struct watchdog wd;
+  watchdog_start(&wd, "stress_concurrent_pollers", 20000);
+  struct feeder fe;
+  struct poller po[POLLERS];
+  tp_thread *threads[POLLERS];
+  int own[POLLERS];
+  for (int i = 0; i < POLLERS; i++) {
+    int f[2];
+    tp_pipe(f);
+    own[i] = f[0];
+    fe.wr[i] = f[1];
+    fe.sent[i] = 0;
+    po[i] = (struct poller){ &sh, f[0], stress_seed() + 100 + (uint64_t)i,
+                             &stop, &wd.progress, 0, 0, 0 };
+  }
+  fe.seed = stress_seed() + 99;
+  fe.stop = &stop;
+  for (int i = 0; i < POLLERS; i++)
+    threads[i] = tp_thread_start(poller_main, &po[i]);
+  tp_thread *ft = tp_thread_start(feeder_main, &fe);
+  tp_sleep_ms((int)(seconds * 1000));
+  atomic_store(&stop, 1);
+  tp_thread_join(ft);
+  for (int i = 0; i < POLLERS; i++)
+    tp_thread_join(threads[i]);
+  watchdog_stop(&wd);
+
+  long calls = 0;
+  long long fed = 0;
+  for (int i = 0; i < POLLERS; i++) {
+    /* What the owner had not read yet is still there, exactly. */
+    struct pollfd fd;
+    tp_pfd(&fd, own[i], POLLIN);
+    while (tp_poll(&fd, 1, 0) == 1) {
+      char buf[256];
+      long k = tp_read(own[i], buf, sizeof buf);
+      ASSERT_GT(k, 0);
+      po[i].bytes += k;
+    }
+    ASSERT_EQ(po[i].bytes, fe.sent[i]);
+    ASSERT_GT(po[i].woken, 0);
+    calls += po[i].calls;
+    fed += fe.sent[i];
+    tp_close(own[i]);
+    tp_close(fe.wr[i]);
+  }
+  int fs[] = { rp[0], rp[1], ep[0], ep[1], rs[0], rs[1], es[0], es[1] };
+  for (int i = 0; i < 8; i++)
+    tp_close(fs[i]);
+  printf("stress_concurrent_pollers: %d threads for %ld s: %ld calls, %lld "
+         "bytes fed and read exactly once\n",
+         POLLERS, seconds, calls, fed);
+}
+
+/* ---- 5. Faults ------------------------------------------------------------
+ * A descriptor closed by another thread while a call waits on it. POSIX
+ * leaves this unspecified; Linux keeps waiting (the wait holds the open
+ * file) and reports POLLNVAL when it next looks, at the latest when the
+ * timeout ends. Every anypoll backend must do no worse: return by the
+ * timeout, with POLLNVAL (or POLLHUP), never hang or crash. */
+
+struct closer {
+  int fd;
+  int delay_ms;
+};
+
+static void closer_main(void *arg) {
+  struct closer *c = arg;
+  tp_sleep_ms(c->delay_ms);
+  tp_close_early(c->fd);
+}
+
+static void closed_mid_wait(int fd, int other) {
+  struct closer c = { fd, 100 };
+  struct pollfd p;
+  tp_pfd(&p, fd, POLLIN);
+  tp_thread *t = tp_thread_start(closer_main, &c);
+  double t0 = tp_now_ms();
+  int n = tp_poll(&p, 1, 1500);
+  double took = tp_now_ms() - t0;
+  tp_thread_join(t);
+  printf("closed mid-wait: %d, revents %#x after %.0f ms\n", n, p.revents,
+         took);
+  ASSERT_EQ(n, 1);
+  ASSERT(p.revents & (POLLNVAL | POLLHUP));
+  ASSERT_EQ(p.revents & ~(POLLNVAL | POLLHUP | POLLIN), 0);
+  tp_close_early_done(fd);
+  tp_close(other);
+}
+
+TEST(fault_pipe_closed_by_other_thread_mid_wait) {
+  int p[2];
+  tp_pipe(p);
+  closed_mid_wait(p[0], p[1]);
+}
+
+TEST(fault_socket_closed_by_other_thread_mid_wait) {
+  int s[2];
+  tp_tcp_pair(s);
+  closed_mid_wait(s[0], s[1]);
+}
+
+struct killer {
+  tp_child *child;
+  int delay_ms;
+};
+
+static void killer_main(void *arg) {
+  struct killer *k = arg;
+  tp_sleep_ms(k->delay_ms);
+  tp_child_kill(k->child);
+}
+
+/* The process at the other end of a connection is killed while we wait:
+ * its system closes the socket, and the wait must end readable (EOF) or
+ * with an error, never hang. */
+TEST(fault_socket_peer_killed_mid_wait) {
+  int port;
+  int l = tp_tcp_listener(&port);
+  tp_child *child = tp_child_connector(port, 60000);
+  int s = tp_tcp_accept(l);
+  tp_close(l);
+  struct pollfd p;
+  tp_pfd(&p, s, POLLIN);
+  ASSERT_EQ(tp_poll(&p, 1, 10000), 1);
+  char c;
+  ASSERT_EQ(tp_recv(s, &c, 1), 1);
+  ASSERT_EQ(c, 'c');
+  struct killer k = { child, 100 };
+  tp_thread *t = tp_thread_start(killer_main, &k);
+  struct watchdog wd;
+  watchdog_start(&wd, "fault_socket_peer_killed_mid_wait", 20000);
+  tp_pfd(&p, s, POLLIN);
+  int n = tp_poll(&p, 1, -1);
+  watchdog_stop(&wd);
+  tp_thread_join(t);
+  tp_child_wait(child);
+  printf("peer killed mid-wait: %d, revents %#x\n", n, p.revents);
+  ASSERT_EQ(n, 1);
+  ASSERT(p.revents & (POLLIN | POLLHUP | POLLERR));
+  /* Reported readable or failed, so this returns at once: EOF or reset. */
+  ASSERT_LE(tp_recv(s, &c, 1), 0);
+  tp_close(s);
+}
+
+/* ---- 6. Bad input ------------------------------------------------------- */
+
+TEST(bad_input_huge_nfds_einval) {
+  struct pollfd p;
+  tp_pfd(&p, -1, POLLIN);
+  anypoll_nfds_t huge[] = {
+    (anypoll_nfds_t)tp_nfds_limit() + 1,
+    (anypoll_nfds_t)-1,
+#if ULONG_MAX > 0xffffffffUL
+    /* 2^32 + 1: a kernel taking nfds as 32 bits would see 1. */
+    (anypoll_nfds_t)((1ULL << 32) + 1),
+#endif
+  };
+  for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++) {
+    errno = 0;
+    ASSERT_EQ(tp_poll(&p, huge[i], 0), -1);
+    ASSERT_EQ(errno, EINVAL);
+  }
+}
+
+/* Unknown bits in events are ignored; revents holds only what was asked
+ * for plus the conditions always reported. */
+TEST(bad_input_garbage_event_bits) {
+  int p[2], s[2];
+  tp_pipe(p);
+  tp_tcp_pair(s);
+  ASSERT_EQ(tp_write(p[1], "x", 1), 1);
+  ASSERT_EQ(tp_send(s[1], "x", 1), 1);
+  short masks[] = { (short)0xffff, (short)0x7ff8, (short)0x8000, 0 };
+  for (size_t m = 0; m < sizeof masks / sizeof masks[0]; m++) {
+    struct pollfd fds[3];
+    tp_pfd(&fds[0], p[0], masks[m]);
+    tp_pfd(&fds[1], s[0], masks[m]);
+    tp_pfd(&fds[2], p[1], masks[m]);
+    int n = tp_poll(fds, 3, 0);
+    ASSERT_GE(n, 0);
+    int seen = 0;
+    for (int i = 0; i < 3; i++) {
+      ASSERT_EQ(fds[i].revents & ~(masks[m] | ALWAYS_REPORTED), 0);
+      seen += fds[i].revents != 0;
+    }
+    ASSERT_EQ(seen, n);
+    if (masks[m] & POLLIN) {
+      ASSERT(fds[0].revents & POLLIN);
+      ASSERT(fds[1].revents & POLLIN);
+    }
+    if (masks[m] & POLLOUT)
+      ASSERT(fds[2].revents & POLLOUT);
+  }
+  tp_close(p[0]);
+  tp_close(p[1]);
+  tp_close(s[0]);
+  tp_close(s[1]);
+}
+
+struct late_writer {
+  int fd;
+  int delay_ms;
+};
+
+static void late_writer_main(void *arg) {
+  struct late_writer *w = arg;
+  tp_sleep_ms(w->delay_ms);
+  ASSERT_EQ(tp_write(w->fd, "x", 1), 1);
+}
+
+/* INT_MIN waits forever like -1; INT_MAX waits (about 24 days) without
+ * overflowing into an early return; both end on data. */
+TEST(bad_input_extreme_timeouts) {
+  int timeouts[] = { INT_MIN, -2, INT_MAX, INT_MAX - 1 };
+  for (size_t i = 0; i < sizeof timeouts / sizeof timeouts[0]; i++) {
+    int p[2];
+    tp_pipe(p);
+    struct pollfd fd;
+    tp_pfd(&fd, p[0], POLLIN);
+    ASSERT_EQ(tp_poll(&fd, 1, 0), 0);
+    struct late_writer w = { p[1], 100 };
+    tp_thread *t = tp_thread_start(late_writer_main, &w);
+    double t0 = tp_now_ms();
+    ASSERT_EQ(tp_poll(&fd, 1, timeouts[i]), 1);
+    ASSERT_EQ(fd.revents, POLLIN);
+    /* It waited for the write rather than returning at once. */
+    ASSERT_GE(tp_now_ms() - t0, 50);
+    tp_thread_join(t);
+    tp_close(p[0]);
+    tp_close(p[1]);
+  }
+}
+
+/* Descriptors that were never opened, of every size, are POLLNVAL; the
+ * call still reports the valid entry beside them. */
+TEST(bad_input_never_opened_fds) {
+  int p[2];
+  tp_pipe(p);
+  ASSERT_EQ(tp_write(p[1], "x", 1), 1);
+  int bad[] = { tp_unused_fd(), 1000, 65535, 1 << 20, INT_MAX };
+  struct pollfd fds[6];
+  for (int i = 0; i < 5; i++)
+    tp_pfd(&fds[i], bad[i], POLLIN | POLLOUT);
+  tp_pfd(&fds[5], p[0], POLLIN);
+  ASSERT_EQ(tp_poll(fds, 6, 1000), 6);
+  for (int i = 0; i < 5; i++)
+    ASSERT_EQ(fds[i].revents, POLLNVAL);
+  ASSERT_EQ(fds[5].revents, POLLIN);
+#ifdef _WIN32
+  /* Windows' pollfd.fd is a 64-bit SOCKET: a value whose low 32 bits name
+   * an open descriptor is still not that descriptor. POSIX's fd is an int,
+   * so there is nothing to check there. */
+  struct pollfd wide;
+  wide.fd = ((SOCKET)1 << 32) | (SOCKET)p[0];
+  wide.events = POLLIN;
+  ASSERT_EQ(tp_poll(&wide, 1, 0), 1);
+  ASSERT_EQ(wide.revents, POLLNVAL);
+#endif
+  tp_close(p[0]);
+  tp_close(p[1]);
+}
