@@ -238,26 +238,35 @@ struct tp_child {
   HANDLE process;
 };
 
+/* This test program again, as "--child ARGS" (see tp_child_main). */
+static tp_child *spawn_child(const char *args, BOOL inherit) {
+  char exe[MAX_PATH];
+  CHECK(GetModuleFileNameA(NULL, exe, sizeof exe) > 0);
+  char cmd[MAX_PATH + 80];
+  snprintf(cmd, sizeof cmd, "\"%s\" --child %s", exe, args);
+  STARTUPINFOA si;
+  ZeroMemory(&si, sizeof si);
+  si.cb = sizeof si;
+  PROCESS_INFORMATION pi;
+  CHECK(CreateProcessA(exe, cmd, NULL, NULL, inherit, 0, NULL, NULL, &si,
+                       &pi));
+  CloseHandle(pi.hThread);
+  tp_child *c = malloc(sizeof *c);
+  CHECK(c != NULL);
+  c->process = pi.hProcess;
+  return c;
+}
+
 tp_child *tp_child_writer(int write_fd, int delay_ms, int linger_ms) {
   HANDLE h = (HANDLE)_get_osfhandle(write_fd);
   HANDLE inheritable;
   CHECK(DuplicateHandle(GetCurrentProcess(), h, GetCurrentProcess(),
                         &inheritable, 0, TRUE, DUPLICATE_SAME_ACCESS));
-  char exe[MAX_PATH];
-  CHECK(GetModuleFileNameA(NULL, exe, sizeof exe) > 0);
-  char cmd[MAX_PATH + 64];
-  snprintf(cmd, sizeof cmd, "\"%s\" --child %llu %d %d", exe,
+  char args[64];
+  snprintf(args, sizeof args, "%llu %d %d",
            (unsigned long long)(UINT_PTR)inheritable, delay_ms, linger_ms);
-  STARTUPINFOA si;
-  ZeroMemory(&si, sizeof si);
-  si.cb = sizeof si;
-  PROCESS_INFORMATION pi;
-  CHECK(CreateProcessA(exe, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi));
-  CloseHandle(pi.hThread);
+  tp_child *c = spawn_child(args, TRUE);
   CloseHandle(inheritable);
-  tp_child *c = malloc(sizeof *c);
-  CHECK(c != NULL);
-  c->process = pi.hProcess;
   return c;
 }
 
@@ -272,23 +281,11 @@ void tp_child_wait(tp_child *c) {
 }
 
 tp_child *tp_child_connector(int port, int linger_ms) {
-  char exe[MAX_PATH];
-  CHECK(GetModuleFileNameA(NULL, exe, sizeof exe) > 0);
-  char cmd[MAX_PATH + 64];
-  snprintf(cmd, sizeof cmd, "\"%s\" --child connect %d %d", exe, port,
-           linger_ms);
-  STARTUPINFOA si;
-  ZeroMemory(&si, sizeof si);
-  si.cb = sizeof si;
-  PROCESS_INFORMATION pi;
+  char args[64];
+  snprintf(args, sizeof args, "connect %d %d", port, linger_ms);
   /* Nothing inherited: sockets are inheritable by default, and a copy of
    * ours in the child would outlive the end the test means to vanish. */
-  CHECK(CreateProcessA(exe, cmd, NULL, NULL, FALSE, 0, NULL, NULL, &si, &pi));
-  CloseHandle(pi.hThread);
-  tp_child *c = malloc(sizeof *c);
-  CHECK(c != NULL);
-  c->process = pi.hProcess;
-  return c;
+  return spawn_child(args, FALSE);
 }
 
 static int child_connect(int port, int linger_ms) {

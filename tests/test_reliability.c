@@ -55,6 +55,7 @@ struct watchdog {
   atomic_int stop;
   int limit_ms;
   const char *what;
+  void (*dump)(void); /* says more about where it stands, or NULL */
   tp_thread *thread;
 };
 
@@ -71,6 +72,8 @@ static void watchdog_main(void *arg) {
     } else if (tp_now_ms() - since > w->limit_ms) {
       fprintf(stderr, "watchdog: %s made no progress for %d ms (at %ld)\n",
               w->what, w->limit_ms, now);
+      if (w->dump != NULL)
+        w->dump();
       tp_fail(__FILE__, __LINE__, "no progress: a lost wake-up or a hang", 0,
               0, 0);
     }
@@ -78,11 +81,14 @@ static void watchdog_main(void *arg) {
 }
 
 static void watchdog_start(struct watchdog *w, const char *what,
-                           int limit_ms) {
+                           int limit_ms, void (*dump)(void)) {
   atomic_init(&w->progress, 0);
   atomic_init(&w->stop, 0);
-  w->limit_ms = limit_ms;
+  /* TP_WATCHDOG_MS lengthens the bound, to attach a debugger to a hang. */
+  const char *env = getenv("TP_WATCHDOG_MS");
+  w->limit_ms = env != NULL ? atoi(env) : limit_ms;
   w->what = what;
+  w->dump = dump;
   w->thread = tp_thread_start(watchdog_main, w);
 }
 
@@ -166,7 +172,7 @@ TEST(stress_bytes_exact) {
     prod[i].seed = stress_seed() + (uint64_t)i;
   }
   struct watchdog wd;
-  watchdog_start(&wd, "stress_bytes_exact", 30000);
+  watchdog_start(&wd, "stress_bytes_exact", 30000, NULL);
   tp_thread *threads[BYTE_STREAMS];
   for (int i = 0; i < BYTE_STREAMS; i++)
     threads[i] = tp_thread_start(producer_main, &prod[i]);
@@ -239,6 +245,17 @@ struct kicker {
   int wr[WAKE_STREAMS];
 };
 
+/* Where the rounds stand, for the watchdog's report. */
+static atomic_long wake_round, wake_written;
+static atomic_int wake_cmd;
+
+static void wake_dump(void) {
+  fprintf(stderr, "round %ld: stream %d, delay kind %d; the kicker has "
+          "written %ld bytes\n", atomic_load(&wake_round),
+          atomic_load(&wake_cmd) & 0x0f, atomic_load(&wake_cmd) >> 4,
+          atomic_load(&wake_written));
+}
+
 static void spin_ms(double ms) {
   double end = tp_now_ms() + ms;
   while (tp_now_ms() < end) {
@@ -269,6 +286,7 @@ static void kicker_main(void *arg) {
     long w = stream >= WAKE_PIPES ? tp_send(k->wr[stream], "k", 1)
                                   : tp_write(k->wr[stream], "k", 1);
     ASSERT_EQ(w, 1);
+    atomic_fetch_add(&wake_written, 1);
   }
 }
 
@@ -288,7 +306,7 @@ TEST(stress_no_lost_wakeups) {
   tp_pipe(control);
   k.control = control[0];
   struct watchdog wd;
-  watchdog_start(&wd, "stress_no_lost_wakeups", 20000);
+  watchdog_start(&wd, "stress_no_lost_wakeups", 20000, wake_dump);
   tp_thread *t = tp_thread_start(kicker_main, &k);
   uint64_t r = rnd_init(stress_seed());
   struct pollfd fds[WAKE_STREAMS];
@@ -298,6 +316,8 @@ TEST(stress_no_lost_wakeups) {
     unsigned char cmd = (unsigned char)(stream | (rnd(&r) % 8) << 4);
     for (int i = 0; i < WAKE_STREAMS; i++)
       tp_pfd(&fds[i], rd[i], POLLIN);
+    atomic_store(&wake_round, round);
+    atomic_store(&wake_cmd, cmd);
     ASSERT_EQ(tp_write(control[1], &cmd, 1), 1);
     /* Mostly forever; now and then a long finite wait, which must not run
      * out either. */
@@ -506,7 +526,7 @@ TEST(stress_concurrent_pollers) {
   atomic_int stop;
   atomic_init(&stop, 0);
   struct watchdog wd;
-  watchdog_start(&wd, "stress_concurrent_pollers", 20000);
+  watchdog_start(&wd, "stress_concurrent_pollers", 20000, NULL);
   struct feeder fe;
   struct poller po[POLLERS];
   tp_thread *threads[POLLERS];
@@ -636,7 +656,7 @@ TEST(fault_socket_peer_killed_mid_wait) {
   struct killer k = { child, 100 };
   tp_thread *t = tp_thread_start(killer_main, &k);
   struct watchdog wd;
-  watchdog_start(&wd, "fault_socket_peer_killed_mid_wait", 20000);
+  watchdog_start(&wd, "fault_socket_peer_killed_mid_wait", 20000, NULL);
   tp_pfd(&p, s, POLLIN);
   int n = tp_poll(&p, 1, -1);
   watchdog_stop(&wd);

@@ -308,7 +308,7 @@ static int arm_async(struct anypoll__waiter *wt, HANDLE h) {
   static char byte;
   if (!ReadFile(h, &byte, 0, NULL, ov) && GetLastError() != ERROR_IO_PENDING) {
     /* Broken or otherwise not waitable: let the check report it. */
-    SetEvent(wt->event);
+    wt->failed_arm = 1;
     return 0;
   }
   wt->overlapped_handles[wt->overlapped_count++] = h;
@@ -357,12 +357,24 @@ void anypoll__pipe_release(struct anypoll__waiter *wt) {
   wt->overlapped_handles = NULL;
 }
 
-int anypoll__pipe_arm(struct anypoll__waiter *wt,
-                      const struct anypoll__item *item) {
-  if (!item->readable)
-    return 0;
-  return item->async ? arm_async(wt, item->handle)
-                     : arm_sync(wt, item->handle);
+int anypoll__pipe_arm_async(struct anypoll__waiter *wt,
+                            const struct anypoll__item *item) {
+  return item->readable && item->async ? arm_async(wt, item->handle) : 0;
+}
+
+int anypoll__pipe_arm_sync(struct anypoll__waiter *wt,
+                           const struct anypoll__item *item) {
+  return item->readable && !item->async ? arm_sync(wt, item->handle) : 0;
+}
+
+int anypoll__pipe_completed(const struct anypoll__waiter *wt) {
+  if (wt->failed_arm)
+    return 1;
+  for (anypoll_nfds_t i = 0; i < wt->overlapped_count; i++)
+    if (((volatile OVERLAPPED *)&wt->overlapped[i])->Internal !=
+        (ULONG_PTR)STATUS_PENDING)
+      return 1;
+  return 0;
 }
 
 void anypoll__pipe_disarm_all(struct anypoll__waiter *wt) {
@@ -372,4 +384,5 @@ void anypoll__pipe_disarm_all(struct anypoll__waiter *wt) {
   for (anypoll_nfds_t i = 0; i < wt->overlapped_count; i++)
     disarm_async(wt, i);
   wt->overlapped_count = 0;
+  wt->failed_arm = 0;
 }

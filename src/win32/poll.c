@@ -130,13 +130,23 @@ static int arm_all(struct anypoll__waiter *w, struct wait_set *ws,
                    anypoll_nfds_t nfds) {
   ws->count = 0;
   ws->handles[ws->count++] = w->event;
+  /* The overlapped requests first: each one's start resets the event, which
+   * would erase a wake-up set before it (see win.h). */
+  for (anypoll_nfds_t i = 0; i < nfds; i++)
+    if (items[i].kind == ANYPOLL_KIND_PIPE &&
+        anypoll__pipe_arm_async(w, &items[i]) != 0)
+      return -1;
+  if (anypoll__socket_arm(w, fds, items, nfds) != 0)
+    return -1;
+  if (anypoll__pipe_completed(w) || anypoll__socket_completed(w))
+    SetEvent(w->event);
   for (anypoll_nfds_t i = 0; i < nfds; i++) {
     struct anypoll__item *it = &items[i];
     switch (it->kind) {
     case ANYPOLL_KIND_PIPE:
       /* Every read end is watched, POLLIN asked or not: its POLLHUP is
        * reported regardless. */
-      if (anypoll__pipe_arm(w, it) != 0)
+      if (anypoll__pipe_arm_sync(w, it) != 0)
         return -1;
       if (it->writable && (fds[i].events & POLLOUT))
         w->needs_recheck = 1;
@@ -155,7 +165,7 @@ static int arm_all(struct anypoll__waiter *w, struct wait_set *ws,
       break;
     }
   }
-  return anypoll__socket_arm(w, fds, items, nfds);
+  return 0;
 }
 
 static void disarm_all(struct anypoll__waiter *w) {

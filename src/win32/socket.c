@@ -175,17 +175,24 @@ static afd_poll_info *build(const struct pollfd *fds,
   return info;
 }
 
-/* One AFD poll with a zero timeout; returns its final status. */
+/* One AFD poll with a zero timeout; returns its final status. The event is
+ * the calling thread's wake event, which is still set when this runs as the
+ * re-check after a wake-up: waiting on it alone could return before the
+ * request completes, and the result would be read, and its buffer freed,
+ * while the driver may still write to it. So it is reset first (everything
+ * armed has been disarmed by now) and the status word decides. */
 static NTSTATUS poll_now(HANDLE dev, HANDLE event, afd_poll_info *info,
                          size_t size) {
-  IO_STATUS_BLOCK iosb;
+  volatile IO_STATUS_BLOCK iosb;
   iosb.Status = STATUS_PENDING;
+  ResetEvent(event);
   NTSTATUS st = anypoll__nt.device_io_control_file(
-      dev, event, NULL, NULL, &iosb, IOCTL_AFD_POLL, info, (ULONG)size, info,
-      (ULONG)size);
+      dev, event, NULL, NULL, (IO_STATUS_BLOCK *)&iosb, IOCTL_AFD_POLL, info,
+      (ULONG)size, info, (ULONG)size);
   if (st == STATUS_PENDING) {
     /* A zero timeout completes at once; the wait covers the hand-off. */
-    WaitForSingleObject(event, INFINITE);
+    while (iosb.Status == STATUS_PENDING)
+      WaitForSingleObject(event, INFINITE);
     st = iosb.Status;
   }
   ResetEvent(event);
@@ -288,6 +295,11 @@ int anypoll__socket_arm(struct anypoll__waiter *w, struct pollfd *fds,
   }
   w->afd_pending = 1;
   return 0;
+}
+
+int anypoll__socket_completed(const struct anypoll__waiter *w) {
+  return w->afd_pending &&
+         ((volatile IO_STATUS_BLOCK *)&w->afd_iosb)->Status != STATUS_PENDING;
 }
 
 void anypoll__socket_disarm(struct anypoll__waiter *w) {

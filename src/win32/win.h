@@ -142,6 +142,8 @@ struct anypoll__waiter {
   int afd_pending;
   /* Pipe write ends cannot be waited on: they set a re-check interval. */
   int needs_recheck;
+  /* An overlapped read could not be issued: the re-check must run now. */
+  int failed_arm;
 };
 
 /* pipe.c: space for a call that waits on sync_pipes synchronous and
@@ -153,10 +155,23 @@ ANYPOLL__INTERNAL
 void anypoll__pipe_release(struct anypoll__waiter *w);
 
 /* pipe.c: arm a zero-byte read on a pipe read end (a pooled helper thread
- * for synchronous handles, an overlapped read for asynchronous ones). */
+ * for synchronous handles, an overlapped read for asynchronous ones).
+ * Issuing an overlapped read resets the call's event (the I/O manager
+ * clears a request's event when the request starts), so every overlapped
+ * request of a call is issued before any helper can set the event: first
+ * anypoll__pipe_arm_async for each asynchronous read end and
+ * anypoll__socket_arm, then anypoll__pipe_completed and
+ * anypoll__socket_completed to catch completions that a later request's
+ * reset erased, then anypoll__pipe_arm_sync for each synchronous one. */
 ANYPOLL__INTERNAL
-int anypoll__pipe_arm(struct anypoll__waiter *w,
-                      const struct anypoll__item *item);
+int anypoll__pipe_arm_async(struct anypoll__waiter *w,
+                            const struct anypoll__item *item);
+ANYPOLL__INTERNAL
+int anypoll__pipe_arm_sync(struct anypoll__waiter *w,
+                           const struct anypoll__item *item);
+/* Whether an overlapped read has completed or could not be issued. */
+ANYPOLL__INTERNAL
+int anypoll__pipe_completed(const struct anypoll__waiter *w);
 ANYPOLL__INTERNAL
 void anypoll__pipe_disarm_all(struct anypoll__waiter *w);
 
@@ -164,6 +179,8 @@ void anypoll__pipe_disarm_all(struct anypoll__waiter *w);
 ANYPOLL__INTERNAL
 int anypoll__socket_arm(struct anypoll__waiter *w, struct pollfd *fds,
                         struct anypoll__item *items, anypoll_nfds_t nfds);
+ANYPOLL__INTERNAL
+int anypoll__socket_completed(const struct anypoll__waiter *w);
 ANYPOLL__INTERNAL
 void anypoll__socket_disarm(struct anypoll__waiter *w);
 
