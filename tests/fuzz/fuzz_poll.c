@@ -361,7 +361,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memcpy(arr, in, n * sizeof *in);
     nfds = shape == SHAPE_ZERO ? 0 : n;
   } else if (shape == SHAPE_NULL) {
-    nfds = head[3] & 0x80 ? nfds_limit + 1 + head[3] % 8 : 1 + head[3] % 64;
+    nfds = head[3] & 0x80 ? nfds_limit + 1 + head[3] % 8 : 1UL + head[3] % 64;
   } else if (shape == SHAPE_HUGE) {
     /* Through poll() only what the mapping backs (see above). The select
      * backend checks the limit before it reads anything, and an unknown
