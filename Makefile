@@ -1,7 +1,8 @@
 # The two commands of the README, and a few more. Every target sets up what
 # it needs first (scripts/setup-deps does nothing when all is present).
-.PHONY: all deps native mingw sanitize check check-native check-mingw \
-        check-sanitize demo bench stress clean
+.PHONY: all deps native mingw sanitize tsan fuzz check check-native \
+        check-mingw check-sanitize check-tsan check-fuzz demo bench stress \
+        clean
 
 all: native mingw
 
@@ -17,6 +18,10 @@ mingw: deps build/mingw/CMakeCache.txt
 	cmake --build --preset mingw
 sanitize: deps build/sanitize/CMakeCache.txt
 	cmake --build --preset sanitize
+tsan: deps build/tsan/CMakeCache.txt
+	cmake --build --preset tsan
+fuzz: deps build/fuzz/CMakeCache.txt
+	cmake --build --preset fuzz
 
 check-native: native
 	ctest --preset native
@@ -24,12 +29,17 @@ check-sanitize: sanitize
 	ctest --preset sanitize
 check-mingw: mingw
 	ctest --preset mingw
+check-tsan: tsan
+	ctest --preset tsan
+# A 20 s libFuzzer run (tests/fuzz/); its corpus stays in build/fuzz.
+check-fuzz: fuzz
+	ctest --preset fuzz
 
 # Every suite runs even when an earlier one fails; the exit status says
 # whether all passed.
 check: deps
 	@status=0; \
-	for s in native sanitize mingw; do \
+	for s in native sanitize tsan mingw fuzz; do \
 	  echo "=== $$s ==="; \
 	  $(MAKE) --no-print-directory check-$$s || status=1; \
 	done; \
