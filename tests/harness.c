@@ -23,3 +23,48 @@ void tp_pfd(struct pollfd *p, int fd, short events) {
   p->events = events;
   p->revents = (short)0x5a5a; /* must be overwritten */
 }
+
+static void later_main(void *arg) {
+  struct tp_later *l = arg;
+  tp_sleep_ms(l->delay_ms);
+  switch (l->action) {
+  case TP_WRITE_BYTE:
+    ASSERT_EQ(tp_write(l->fd, "w", 1), 1);
+    break;
+  case TP_SEND_BYTE:
+    ASSERT_EQ(tp_send(l->fd, "s", 1), 1);
+    break;
+  case TP_CLOSE_FD:
+    tp_close(l->fd);
+    break;
+  case TP_CLOSE_EARLY:
+    tp_close_early(l->fd);
+    break;
+  case TP_SHUTDOWN_WR:
+    tp_shutdown_wr(l->fd);
+    break;
+  case TP_CONNECT_TO:
+    tp_close(tp_tcp_connect_nb(l->fd));
+    break;
+  case TP_KILL_CHILD:
+    tp_child_kill(l->child);
+    break;
+  }
+}
+
+tp_thread *tp_after(struct tp_later *l, int fd, int delay_ms,
+                    enum tp_action a) {
+  l->fd = fd;
+  l->delay_ms = delay_ms;
+  l->action = a;
+  l->child = NULL;
+  return tp_thread_start(later_main, l);
+}
+
+tp_thread *tp_kill_after(struct tp_later *l, tp_child *c, int delay_ms) {
+  l->fd = -1;
+  l->delay_ms = delay_ms;
+  l->action = TP_KILL_CHILD;
+  l->child = c;
+  return tp_thread_start(later_main, l);
+}

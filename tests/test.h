@@ -117,6 +117,27 @@ int tp_thread_count(void);
 void tp_set_pool_idle_ms(int ms);
 
 void tp_sleep_ms(int ms);
+
+/* Something a helper thread does after a delay while the test waits: the
+ * tp_later lives until the thread is joined. */
+enum tp_action {
+  TP_WRITE_BYTE,  /* tp_write one byte 'w' to fd */
+  TP_SEND_BYTE,   /* tp_send one byte 's' */
+  TP_CLOSE_FD,    /* tp_close */
+  TP_CLOSE_EARLY, /* tp_close_early */
+  TP_SHUTDOWN_WR, /* tp_shutdown_wr */
+  TP_CONNECT_TO,  /* a connection to port fd, closed at once */
+  TP_KILL_CHILD   /* tp_child_kill */
+};
+struct tp_later {
+  int fd;
+  int delay_ms;
+  enum tp_action action;
+  tp_child *child;
+};
+tp_thread *tp_after(struct tp_later *l, int fd, int delay_ms,
+                    enum tp_action a);
+tp_thread *tp_kill_after(struct tp_later *l, tp_child *c, int delay_ms);
 /* A monotonic clock, in milliseconds with sub-millisecond resolution. */
 double tp_now_ms(void);
 

@@ -586,22 +586,11 @@ TEST(stress_concurrent_pollers) {
  * timeout ends. Every anypoll backend must do no worse: return by the
  * timeout, with POLLNVAL (or POLLHUP), never hang or crash. */
 
-struct closer {
-  int fd;
-  int delay_ms;
-};
-
-static void closer_main(void *arg) {
-  struct closer *c = arg;
-  tp_sleep_ms(c->delay_ms);
-  tp_close_early(c->fd);
-}
-
 static void closed_mid_wait(int fd, int other) {
-  struct closer c = { fd, 100 };
+  struct tp_later c;
   struct pollfd p;
   tp_pfd(&p, fd, POLLIN);
-  tp_thread *t = tp_thread_start(closer_main, &c);
+  tp_thread *t = tp_after(&c, fd, 100, TP_CLOSE_EARLY);
   double t0 = tp_now_ms();
   int n = tp_poll(&p, 1, 1500);
   double took = tp_now_ms() - t0;
@@ -627,17 +616,6 @@ TEST(fault_socket_closed_by_other_thread_mid_wait) {
   closed_mid_wait(s[0], s[1]);
 }
 
-struct killer {
-  tp_child *child;
-  int delay_ms;
-};
-
-static void killer_main(void *arg) {
-  struct killer *k = arg;
-  tp_sleep_ms(k->delay_ms);
-  tp_child_kill(k->child);
-}
-
 /* The process at the other end of a connection is killed while we wait:
  * its system closes the socket, and the wait must end readable (EOF) or
  * with an error, never hang. */
@@ -653,8 +631,8 @@ TEST(fault_socket_peer_killed_mid_wait) {
   char c;
   ASSERT_EQ(tp_recv(s, &c, 1), 1);
   ASSERT_EQ(c, 'c');
-  struct killer k = { child, 100 };
-  tp_thread *t = tp_thread_start(killer_main, &k);
+  struct tp_later k;
+  tp_thread *t = tp_kill_after(&k, child, 100);
   struct watchdog wd;
   watchdog_start(&wd, "fault_socket_peer_killed_mid_wait", 20000, NULL);
   tp_pfd(&p, s, POLLIN);
@@ -725,17 +703,6 @@ TEST(bad_input_garbage_event_bits) {
   tp_close(s[1]);
 }
 
-struct late_writer {
-  int fd;
-  int delay_ms;
-};
-
-static void late_writer_main(void *arg) {
-  struct late_writer *w = arg;
-  tp_sleep_ms(w->delay_ms);
-  ASSERT_EQ(tp_write(w->fd, "x", 1), 1);
-}
-
 /* INT_MIN waits forever like -1; INT_MAX waits (about 24 days) without
  * overflowing into an early return; both end on data. */
 TEST(bad_input_extreme_timeouts) {
@@ -746,8 +713,8 @@ TEST(bad_input_extreme_timeouts) {
     struct pollfd fd;
     tp_pfd(&fd, p[0], POLLIN);
     ASSERT_EQ(tp_poll(&fd, 1, 0), 0);
-    struct late_writer w = { p[1], 100 };
-    tp_thread *t = tp_thread_start(late_writer_main, &w);
+    struct tp_later w;
+    tp_thread *t = tp_after(&w, p[1], 100, TP_WRITE_BYTE);
     double t0 = tp_now_ms();
     ASSERT_EQ(tp_poll(&fd, 1, timeouts[i]), 1);
     ASSERT_EQ(fd.revents, POLLIN);

@@ -5,52 +5,14 @@
 
 #include "test.h"
 
-/* What a helper thread does to a descriptor after a delay. */
-enum action { WRITE_BYTE, CLOSE_FD, SEND_BYTE, SHUTDOWN_WR, CONNECT_TO };
-
-struct later {
-  int fd;
-  int delay_ms;
-  enum action action;
-};
-
-static void later_main(void *arg) {
-  struct later *l = arg;
-  tp_sleep_ms(l->delay_ms);
-  switch (l->action) {
-  case WRITE_BYTE:
-    ASSERT_EQ(tp_write(l->fd, "w", 1), 1);
-    break;
-  case CLOSE_FD:
-    tp_close(l->fd);
-    break;
-  case SEND_BYTE:
-    ASSERT_EQ(tp_send(l->fd, "s", 1), 1);
-    break;
-  case SHUTDOWN_WR:
-    tp_shutdown_wr(l->fd);
-    break;
-  case CONNECT_TO:
-    tp_close(tp_tcp_connect_nb(l->fd));
-    break;
-  }
-}
-
-static tp_thread *after(struct later *l, int fd, int delay_ms, enum action a) {
-  l->fd = fd;
-  l->delay_ms = delay_ms;
-  l->action = a;
-  return tp_thread_start(later_main, l);
-}
-
 TEST(pipe_wakes_on_write_from_thread) {
   int p[2];
   tp_pipe(p);
-  struct later l;
+  struct tp_later l;
   struct pollfd fd;
   tp_pfd(&fd, p[0], POLLIN);
   double start = tp_now_ms();
-  tp_thread *t = after(&l, p[1], 50, WRITE_BYTE);
+  tp_thread *t = tp_after(&l, p[1], 50, TP_WRITE_BYTE);
   ASSERT_EQ(tp_poll(&fd, 1, -1), 1);
   ASSERT_EQ(fd.revents, POLLIN);
   /* It really waited for the write rather than returning at once. */
@@ -66,10 +28,10 @@ TEST(pipe_wakes_on_write_from_thread) {
 TEST(pipe_wakes_on_writer_close) {
   int p[2];
   tp_pipe(p);
-  struct later l;
+  struct tp_later l;
   struct pollfd fd;
   tp_pfd(&fd, p[0], POLLIN);
-  tp_thread *t = after(&l, p[1], 50, CLOSE_FD);
+  tp_thread *t = tp_after(&l, p[1], 50, TP_CLOSE_FD);
   ASSERT_EQ(tp_poll(&fd, 1, 5000), 1);
   ASSERT_EQ(fd.revents, POLLHUP);
   tp_thread_join(t);
@@ -197,8 +159,8 @@ TEST(pipe_reads_after_poll_do_not_hang) {
   struct pollfd fd;
   tp_pfd(&fd, p[0], POLLIN);
   ASSERT_EQ(tp_poll(&fd, 1, 30), 0);
-  struct later l;
-  tp_thread *t = after(&l, p[1], 50, WRITE_BYTE);
+  struct tp_later l;
+  tp_thread *t = tp_after(&l, p[1], 50, TP_WRITE_BYTE);
   char c = 0;
   ASSERT_EQ(tp_read(p[0], &c, 1), 1);
   ASSERT_EQ(c, 'w');
@@ -215,8 +177,8 @@ TEST(socket_wakes_on_send) {
   tp_pfd(&fd, s[0], POLLIN);
   ASSERT_EQ(tp_poll(&fd, 1, 0), 0);
   ASSERT_EQ(fd.revents, 0);
-  struct later l;
-  tp_thread *t = after(&l, s[1], 50, SEND_BYTE);
+  struct tp_later l;
+  tp_thread *t = tp_after(&l, s[1], 50, TP_SEND_BYTE);
   ASSERT_EQ(tp_poll(&fd, 1, -1), 1);
   ASSERT_EQ(fd.revents, POLLIN);
   tp_thread_join(t);
@@ -236,8 +198,8 @@ TEST(socket_peer_shutdown_is_readable) {
   tp_tcp_pair(s);
   struct pollfd fd;
   tp_pfd(&fd, s[0], POLLIN);
-  struct later l;
-  tp_thread *t = after(&l, s[1], 50, SHUTDOWN_WR);
+  struct tp_later l;
+  tp_thread *t = tp_after(&l, s[1], 50, TP_SHUTDOWN_WR);
   /* Linux: end-of-file is POLLIN; POLLHUP needs both directions shut. */
   ASSERT_EQ(tp_poll(&fd, 1, 5000), 1);
   ASSERT_EQ(fd.revents, POLLIN);
@@ -257,8 +219,8 @@ TEST(socket_listener_pending_connection) {
   struct pollfd fd;
   tp_pfd(&fd, l, POLLIN);
   ASSERT_EQ(tp_poll(&fd, 1, 0), 0);
-  struct later lt;
-  tp_thread *t = after(&lt, port, 50, CONNECT_TO);
+  struct tp_later lt;
+  tp_thread *t = tp_after(&lt, port, 50, TP_CONNECT_TO);
   ASSERT_EQ(tp_poll(&fd, 1, 5000), 1);
   ASSERT_EQ(fd.revents, POLLIN);
   tp_thread_join(t);
@@ -343,8 +305,8 @@ TEST(socket_blocking_mode_preserved) {
   ASSERT_EQ(tp_poll(&fd, 1, 20), 0);
   ASSERT_EQ(tp_socket_is_nonblocking(s[0]), 1);
   tp_socket_set_nonblocking(s[0], 0);
-  struct later l;
-  tp_thread *t = after(&l, s[1], 30, SEND_BYTE);
+  struct tp_later l;
+  tp_thread *t = tp_after(&l, s[1], 30, TP_SEND_BYTE);
   ASSERT_EQ(tp_poll(&fd, 1, -1), 1);
   tp_thread_join(t);
   char c;
@@ -381,8 +343,8 @@ TEST(timeout_wakes_before_deadline_on_data) {
   tp_pipe(p);
   struct pollfd fd;
   tp_pfd(&fd, p[0], POLLIN);
-  struct later l;
-  tp_thread *t = after(&l, p[1], 30, WRITE_BYTE);
+  struct tp_later l;
+  tp_thread *t = tp_after(&l, p[1], 30, TP_WRITE_BYTE);
   /* The data, not the 60 s timeout, ends the wait (CTest's limit of 120 s
    * would catch a call that waited it out). */
   ASSERT_EQ(tp_poll(&fd, 1, 60000), 1);
@@ -408,8 +370,8 @@ TEST(mixed_kinds_one_call) {
   ASSERT_EQ(fds[4].revents, POLLNVAL);
   ASSERT_EQ(fds[5].revents, POLLOUT);
   /* Now wait on the idle ones only, and wake through the socket. */
-  struct later l;
-  tp_thread *t = after(&l, s[1], 40, SEND_BYTE);
+  struct tp_later l;
+  tp_thread *t = tp_after(&l, s[1], 40, TP_SEND_BYTE);
   ASSERT_EQ(tp_poll(fds, 4, -1), 1);
   ASSERT_EQ(fds[0].revents, 0);
   ASSERT_EQ(fds[1].revents, POLLIN);
@@ -489,8 +451,8 @@ TEST(many_descriptors_4096) {
 
   /* Wake through one pipe from another thread: exactly its entries. */
   const int chosen = 567;
-  struct later l;
-  tp_thread *t = after(&l, pipes[chosen][1], 50, WRITE_BYTE);
+  struct tp_later l;
+  tp_thread *t = tp_after(&l, pipes[chosen][1], 50, TP_WRITE_BYTE);
   int expected = 0;
   for (int i = 0; i < MANY_ENTRIES; i++)
     expected += i % 3 == 0 && (i / 3) % MANY_PIPES == chosen;
@@ -516,7 +478,7 @@ TEST(many_descriptors_4096) {
   char c;
   ASSERT_EQ(tp_read(pipes[chosen][0], &c, 1), 1);
   const int sock = 17;
-  t = after(&l, socks[sock][1], 50, SEND_BYTE);
+  t = tp_after(&l, socks[sock][1], 50, TP_SEND_BYTE);
   expected = 0;
   for (int i = 0; i < MANY_ENTRIES; i++)
     expected += i % 3 == 2 && (i / 3) % MANY_SOCKET_PAIRS == sock;
@@ -620,17 +582,6 @@ TEST(pipe_wakes_on_write_from_child) {
   tp_close(p[0]);
 }
 
-struct killer {
-  tp_child *child;
-  int delay_ms;
-};
-
-static void kill_later(void *arg) {
-  struct killer *k = arg;
-  tp_sleep_ms(k->delay_ms);
-  tp_child_kill(k->child);
-}
-
 /* The writer vanishes mid-wait (killed, not exiting cleanly). */
 TEST(pipe_hup_when_child_killed) {
   int p[2];
@@ -643,8 +594,8 @@ TEST(pipe_hup_when_child_killed) {
   ASSERT_EQ(fd.revents, POLLIN);
   char ch;
   ASSERT_EQ(tp_read(p[0], &ch, 1), 1);
-  struct killer k = { c, 100 };
-  tp_thread *t = tp_thread_start(kill_later, &k);
+  struct tp_later k;
+  tp_thread *t = tp_kill_after(&k, c, 100);
   ASSERT_EQ(tp_poll(&fd, 1, -1), 1);
   ASSERT_EQ(fd.revents, POLLHUP);
   tp_thread_join(t);
