@@ -9,6 +9,13 @@
 #ifndef TEST_CASE_CONSOLE
 #  define TEST_CASE_CONSOLE(name)
 #endif
+/* TEST_CASE_NO_LEGACY_WIN: everywhere, except the historical strategies on
+ * Windows, which classify every descriptor again each millisecond: a
+ * descriptor closed by another thread can be caught half-classified there
+ * (docs/reliability.md, Limits). */
+#ifndef TEST_CASE_NO_LEGACY_WIN
+#  define TEST_CASE_NO_LEGACY_WIN(name) TEST_CASE(name)
+#endif
 
 /* test_basic.c: whole-call rules */
 TEST_CASE(timeout_zero_nothing_ready)
@@ -51,8 +58,8 @@ TEST_CASE(stress_bytes_exact)
 TEST_CASE(stress_no_lost_wakeups)
 TEST_CASE(no_leaks_after_many_calls)
 TEST_CASE(stress_concurrent_pollers)
-TEST_CASE(fault_pipe_closed_by_other_thread_mid_wait)
-TEST_CASE(fault_socket_closed_by_other_thread_mid_wait)
+TEST_CASE_NO_LEGACY_WIN(fault_pipe_closed_by_other_thread_mid_wait)
+TEST_CASE_NO_LEGACY_WIN(fault_socket_closed_by_other_thread_mid_wait)
 TEST_CASE(fault_socket_peer_killed_mid_wait)
 TEST_CASE(bad_input_huge_nfds_einval)
 TEST_CASE(bad_input_garbage_event_bits)
