@@ -27,8 +27,11 @@ check-native: native
 	ctest --preset native
 check-sanitize: sanitize
 	ctest --preset sanitize
+# One wineserver for the whole suite (tools/wine-run --keep), stopped after.
 check-mingw: mingw
-	ctest --preset mingw
+	@tools/wine-run --keep $(CURDIR)/build/mingw/wineprefix
+	@status=0; ctest --preset mingw || status=$$?; \
+	tools/wine-run --stop $(CURDIR)/build/mingw/wineprefix; exit $$status
 check-tsan: tsan
 	ctest --preset tsan
 # A 20 s libFuzzer run (tests/fuzz/); its corpus stays in build/fuzz.
