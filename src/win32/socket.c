@@ -176,16 +176,15 @@ static afd_poll_info *build(const struct pollfd *fds,
 }
 
 /* One AFD poll with a zero timeout; returns its final status. The event is
- * the calling thread's wake event, which is still set when this runs as the
- * re-check after a wake-up: waiting on it alone could return before the
- * request completes, and the result would be read, and its buffer freed,
- * while the driver may still write to it. So it is reset first (everything
- * armed has been disarmed by now) and the status word decides. */
+ * the calling thread's wake event, still set when this runs as the re-check
+ * after a wake-up. Starting the request clears it (everything armed has
+ * been disarmed by now), but the status word, not the event alone, decides
+ * when the request is done: reading the result, and freeing its buffer,
+ * before then would race the driver's write. */
 static NTSTATUS poll_now(HANDLE dev, HANDLE event, afd_poll_info *info,
                          size_t size) {
   volatile IO_STATUS_BLOCK iosb;
   iosb.Status = STATUS_PENDING;
-  ResetEvent(event);
   NTSTATUS st = anypoll__nt.device_io_control_file(
       dev, event, NULL, NULL, (IO_STATUS_BLOCK *)&iosb, IOCTL_AFD_POLL, info,
       (ULONG)size, info, (ULONG)size);
