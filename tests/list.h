@@ -66,6 +66,11 @@ TEST_CASE(bad_input_garbage_event_bits)
 TEST_CASE(bad_input_extreme_timeouts)
 TEST_CASE(bad_input_never_opened_fds)
 
+/* test_lock.c: many threads on one pipe, duplicates (issue 11) */
+TEST_CASE(pipe_threads_timeouts_forever_and_100)
+TEST_CASE(pipe_dup_polled_while_other_thread_waits)
+TEST_CASE(stress_threads_mixed_timeouts_shared_pipes)
+
 /* test_win32.c: Windows only */
 TEST_CASE_WIN(apc_interrupts_wait_with_eintr)
 TEST_CASE_WIN(wsaeventselect_association_kept)

@@ -1,31 +1,135 @@
 /* Works out what a C runtime descriptor refers to: the kind of handle
- * decides how its readiness is checked and waited for. */
+ * decides how its readiness is checked and waited for. Every call that goes
+ * to the file object of the caller's handle runs inside the gate (pipe.c):
+ * while a zero-byte read of ours is pending on that file object, Windows
+ * would make it wait for the read. */
 #include <io.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "win.h"
 
-/* NtQueryInformationFile(FileAccessInformation) is answered by the I/O
- * manager from the handle table, so unlike pipe queries it never waits
- * behind a pending synchronous read on the same file object. */
+/* ---- NT object calls answered by the object manager --------------------
+ * Neither takes the file object's lock, so both are safe while a read of
+ * ours is pending (libuv moved its access query to NtQueryObject for this
+ * reason: node issue 10836, libuv PR 1273). */
+
+typedef NTSTATUS(NTAPI query_object_fn)(HANDLE, ULONG, PVOID, ULONG, PULONG);
+typedef NTSTATUS(NTAPI compare_objects_fn)(HANDLE, HANDLE);
+
+static INIT_ONCE object_once = INIT_ONCE_STATIC_INIT;
+static query_object_fn *query_object;
+/* NtCompareObjects: Windows 10 and later (and Wine 8); NULL before. */
+static compare_objects_fn *compare_objects;
+
+static BOOL CALLBACK object_init(PINIT_ONCE once, PVOID param, PVOID *ctx) {
+  (void)once, (void)param, (void)ctx;
+  HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
+  if (ntdll != NULL) {
+    query_object = (query_object_fn *)(INT_PTR)GetProcAddress(ntdll,
+                                                             "NtQueryObject");
+    compare_objects = (compare_objects_fn *)(INT_PTR)GetProcAddress(
+        ntdll, "NtCompareObjects");
+  }
+  return TRUE;
+}
+
+int anypoll__same_object(HANDLE a, HANDLE b) {
+  if (a == b)
+    return 1;
+  InitOnceExecuteOnce(&object_once, object_init, NULL, NULL);
+  /* STATUS_SUCCESS: same object; STATUS_NOT_SAME_OBJECT or an error (a
+   * handle closed meanwhile): not known to be the same. */
+  return compare_objects != NULL && compare_objects(a, b) == 0;
+}
+
+/* The handle's granted access, from the handle table. */
 static ACCESS_MASK handle_access(HANDLE h) {
-  IO_STATUS_BLOCK iosb;
-  ACCESS_MASK access = 0;
-  if (anypoll__nt.query_information_file(h, &iosb, &access, sizeof access,
-                                         ANYPOLL_FILE_ACCESS_INFORMATION) < 0)
+  InitOnceExecuteOnce(&object_once, object_init, NULL, NULL);
+  PUBLIC_OBJECT_BASIC_INFORMATION info;
+  if (query_object == NULL ||
+      query_object(h, 0 /* ObjectBasicInformation */, &info, sizeof info,
+                   NULL) < 0)
     return 0;
-  return access;
+  return info.GrantedAccess;
 }
 
 int anypoll__handle_is_async(HANDLE h) {
+  struct anypoll__gate gate;
+  if (anypoll__gate_begin(&gate, h))
+    return 0; /* our helpers read synchronous file objects only */
   IO_STATUS_BLOCK iosb;
   ULONG mode = 0;
-  if (anypoll__nt.query_information_file(h, &iosb, &mode, sizeof mode,
-                                         ANYPOLL_FILE_MODE_INFORMATION) < 0)
+  anypoll__onh_begin(h, "NtQueryInformationFile(FileModeInformation)");
+  NTSTATUS st = anypoll__nt.query_information_file(
+      h, &iosb, &mode, sizeof mode, ANYPOLL_FILE_MODE_INFORMATION);
+  anypoll__onh_end(h);
+  anypoll__gate_end(&gate);
+  if (st < 0)
     return 0;
   /* FILE_SYNCHRONOUS_IO_ALERT | FILE_SYNCHRONOUS_IO_NONALERT */
   return (mode & 0x30) == 0;
 }
+
+/* ---- The C runtime's descriptor table -----------------------------------
+ * _get_osfhandle validates its argument: on a descriptor that is not open
+ * it calls the invalid-parameter handler, whose default in the UCRT (and in
+ * msvcrt.dll since Vista) ends the process. Polling a closed descriptor must
+ * give POLLNVAL instead, so a do-nothing handler is in effect around the
+ * call. mingw's start-up code installs one for the whole process, which is
+ * why programs built with mingw never see the problem; MSVC programs, and
+ * hosts that install a strict handler, do. */
+
+static void __cdecl quiet_handler(const wchar_t *expr, const wchar_t *func,
+                                  const wchar_t *file, unsigned line,
+                                  uintptr_t reserved) {
+  (void)expr, (void)func, (void)file, (void)line, (void)reserved;
+}
+
+#if defined(_UCRT) || defined(_MSC_VER)
+/* The UCRT has a per-thread handler, which takes precedence over the
+ * process's: other threads keep theirs. (mingw-w64's headers do not
+ * declare it; ucrtbase.dll exports it.) */
+#  ifndef _MSC_VER
+_CRTIMP _invalid_parameter_handler __cdecl
+    _set_thread_local_invalid_parameter_handler(_invalid_parameter_handler);
+#  endif
+static intptr_t os_handle(int fd) {
+  _invalid_parameter_handler old =
+      _set_thread_local_invalid_parameter_handler(quiet_handler);
+  intptr_t os = _get_osfhandle(fd);
+  anypoll__model_crt_check(fd, os);
+  _set_thread_local_invalid_parameter_handler(old);
+  return os;
+}
+#else
+/* msvcrt has the process-wide handler only. It is swapped while any of
+ * our threads is inside _get_osfhandle (a count, so that overlapping calls
+ * restore the right one), and put back only if nobody replaced it
+ * meanwhile. The cost of the window: another thread's invalid parameter
+ * during it is ignored (its function fails with EINVAL/EBADF) instead of
+ * reaching the program's handler. */
+static SRWLOCK handler_lock = SRWLOCK_INIT;
+static int handler_depth;
+static _invalid_parameter_handler handler_saved;
+
+static intptr_t os_handle(int fd) {
+  AcquireSRWLockExclusive(&handler_lock);
+  if (handler_depth++ == 0)
+    handler_saved = _set_invalid_parameter_handler(quiet_handler);
+  ReleaseSRWLockExclusive(&handler_lock);
+  intptr_t os = _get_osfhandle(fd);
+  anypoll__model_crt_check(fd, os);
+  AcquireSRWLockExclusive(&handler_lock);
+  if (--handler_depth == 0 &&
+      _get_invalid_parameter_handler() == quiet_handler)
+    _set_invalid_parameter_handler(handler_saved);
+  ReleaseSRWLockExclusive(&handler_lock);
+  return os;
+}
+#endif
+
+/* ---- Classification ------------------------------------------------------ */
 
 /* Wine 8 quirk: getsockopt() on a listening socket now and then fails with
  * WSAENOTSOCK while a connection is arriving (seen in about 1 of 60 runs of
@@ -37,17 +141,73 @@ int anypoll__handle_is_async(HANDLE h) {
 static int handle_is_socket(HANDLE h, int *type) {
   for (int attempt = 0; attempt < 2; attempt++) {
     int len = sizeof *type;
-    if (getsockopt((SOCKET)h, SOL_SOCKET, SO_TYPE, (char *)type, &len) == 0)
+    /* Winsock asks the handle for its socket context with a device I/O
+     * control: a request on the file object. */
+    anypoll__onh_begin(h, "getsockopt(SO_TYPE)");
+    int r = getsockopt((SOCKET)h, SOL_SOCKET, SO_TYPE, (char *)type, &len);
+    int error = r == 0 ? 0 : WSAGetLastError();
+    anypoll__onh_end(h);
+    if (r == 0)
       return 1;
-    if (WSAGetLastError() != WSAENOTSOCK)
+    if (error != WSAENOTSOCK)
       return 0;
   }
   return 0;
 }
 
+static void set_pipe_access(struct anypoll__item *item) {
+  ACCESS_MASK access = handle_access(item->handle);
+  item->kind = ANYPOLL_KIND_PIPE;
+  item->readable = (access & FILE_READ_DATA) != 0;
+  item->writable = (access & FILE_WRITE_DATA) != 0;
+}
+
+static void classify_handle(HANDLE h, struct anypoll__item *item) {
+  anypoll__onh_begin(h, "GetFileType");
+  DWORD type = GetFileType(h);
+  DWORD type_error = GetLastError();
+  anypoll__onh_end(h);
+  DWORD mode;
+  int socktype;
+  switch (type) {
+  case FILE_TYPE_PIPE:
+    if (handle_is_socket(h, &socktype)) {
+      item->kind = ANYPOLL_KIND_SOCKET;
+      item->stream = socktype == SOCK_STREAM;
+    } else {
+      set_pipe_access(item);
+    }
+    return;
+  case FILE_TYPE_CHAR:
+    /* Consoles are recognised by asking them, not by the handle's bit
+     * pattern, which stopped identifying them in Windows 8. */
+    anypoll__onh_begin(h, "GetConsoleMode");
+    if (GetConsoleMode(h, &mode)) {
+      DWORD pending;
+      item->kind = GetNumberOfConsoleInputEvents(h, &pending)
+                       ? ANYPOLL_KIND_CONSOLE_IN
+                       : ANYPOLL_KIND_CONSOLE_OUT;
+    } else {
+      item->kind = ANYPOLL_KIND_FILE;
+    }
+    anypoll__onh_end(h);
+    return;
+  case FILE_TYPE_DISK:
+    item->kind = ANYPOLL_KIND_FILE;
+    return;
+  default:
+    /* FILE_TYPE_UNKNOWN is also what a closed handle gives; only a handle
+     * that answered without error is a device we can treat as a file. */
+    item->kind = type_error == NO_ERROR ? ANYPOLL_KIND_FILE
+                                        : ANYPOLL_KIND_INVALID;
+    return;
+  }
+}
+
 void anypoll__classify(SOCKET fd, struct anypoll__item *item) {
   item->handle = INVALID_HANDLE_VALUE;
   item->readable = item->writable = item->async = item->stream = 0;
+  item->mode_known = item->no_wait = item->fired = item->empty_fires = 0;
   /* The pollfd member is a SOCKET, so a caller's -1 arrives as
    * INVALID_SOCKET: any value that is negative as a signed number means
    * "ignore this entry", as in POSIX. */
@@ -58,49 +218,22 @@ void anypoll__classify(SOCKET fd, struct anypoll__item *item) {
   item->kind = ANYPOLL_KIND_INVALID;
   if (fd > INT32_MAX)
     return;
-  /* msvcrt returns -1 (EBADF) for descriptors that are not open, and -2
-   * for 0..2 when the process has no standard handle. */
-  intptr_t os = _get_osfhandle((int)fd);
+  /* -1 (EBADF) for descriptors that are not open, and -2 for 0..2 when the
+   * process has no standard handle. */
+  intptr_t os = os_handle((int)fd);
   if (os == -1 || os == -2 || os == 0)
     return;
   HANDLE h = (HANDLE)os;
   item->handle = h;
 
-  DWORD type = GetFileType(h);
-  DWORD mode;
-  int socktype;
-  switch (type) {
-  case FILE_TYPE_PIPE:
-    if (handle_is_socket(h, &socktype)) {
-      item->kind = ANYPOLL_KIND_SOCKET;
-      item->stream = socktype == SOCK_STREAM;
-    } else {
-      ACCESS_MASK access = handle_access(h);
-      item->kind = ANYPOLL_KIND_PIPE;
-      item->readable = (access & FILE_READ_DATA) != 0;
-      item->writable = (access & FILE_WRITE_DATA) != 0;
-    }
-    return;
-  case FILE_TYPE_CHAR:
-    /* Consoles are recognised by asking them, not by the handle's bit
-     * pattern, which stopped identifying them in Windows 8. */
-    if (GetConsoleMode(h, &mode)) {
-      DWORD pending;
-      item->kind = GetNumberOfConsoleInputEvents(h, &pending)
-                       ? ANYPOLL_KIND_CONSOLE_IN
-                       : ANYPOLL_KIND_CONSOLE_OUT;
-    } else {
-      item->kind = ANYPOLL_KIND_FILE;
-    }
-    return;
-  case FILE_TYPE_DISK:
-    item->kind = ANYPOLL_KIND_FILE;
-    return;
-  default:
-    /* FILE_TYPE_UNKNOWN is also what a closed handle gives; only a handle
-     * that answered without error is a device we can treat as a file. */
-    item->kind = GetLastError() == NO_ERROR ? ANYPOLL_KIND_FILE
-                                            : ANYPOLL_KIND_INVALID;
+  struct anypoll__gate gate;
+  if (anypoll__gate_begin(&gate, h)) {
+    /* A read of ours is pending on the file object: it is a synchronous
+     * pipe, and asking it anything but its access would wait for the read. */
+    set_pipe_access(item);
+    item->mode_known = 1;
     return;
   }
+  classify_handle(h, item);
+  anypoll__gate_end(&gate);
 }

@@ -8,19 +8,25 @@
  *
  * The trap: while a synchronous ReadFile is pending, the I/O manager holds
  * the file object's lock, and every other synchronous call on that file
- * object (PeekNamedPipe, NtQueryInformationFile, another ReadFile) waits for
- * it, from any thread. So:
- *   - one zero-byte read at most per handle, shared by every call that
- *     waits on it (the watch table below);
- *   - no call peeks at a handle while a helper's read is pending on it: the
- *     pending read itself says "no data, writer alive";
- *   - a helper does not start its read while some call is peeking (it waits
- *     for the bucket's peek count to drop to zero);
+ * object (PeekNamedPipe, NtQueryInformationFile of any class, GetFileType,
+ * getsockopt, another ReadFile) waits for it, from any thread, whatever the
+ * handle value it comes through. So:
+ *   - one zero-byte read at most per file object, shared by every call that
+ *     waits on it through any handle to it (the watch table below; handles
+ *     to one file object are recognised with anypoll__same_object);
+ *   - every call on a caller's handle goes through the gate: it does not
+ *     run while a read of ours is pending on the file object, whose pending
+ *     read itself says "synchronous pipe, no data, writer alive";
+ *   - a helper does not start its read while a gated call on the same file
+ *     object is in progress (calls on other file objects do not hold it);
  *   - the read is cancelled (CancelSynchronousIo) when the last waiting call
  *     returns, so the caller's own reads and CloseHandle never queue behind
  *     it. The cancel can miss if it lands between the helper's decision to
  *     read and its entry into the kernel; the canceller then retries every
- *     millisecond until the helper reports back, which bounds that window. */
+ *     millisecond until the helper reports back, which bounds that window.
+ * A read that ends at once with neither data nor end-of-file (PIPE_NOWAIT
+ * mode, a server end with no client) makes its entry re-checked on the
+ * wait loop's back-off instead, or the helper and the caller would spin. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -32,10 +38,20 @@
 
 #define BUCKET_COUNT 256
 
+/* What a helper's read said when it ended by itself. */
+enum {
+  OUTCOME_NONE = 0, /* not ended, or cancelled */
+  OUTCOME_FIRED,    /* data or end-of-file: the check will tell which */
+  OUTCOME_NO_WAIT   /* ended at once with neither (PIPE_NOWAIT, no client
+                       yet, ...): this read end cannot be waited on */
+};
+
 struct watch {
-  struct watch *next;
+  struct watch *next; /* bucket chain */
+  /* The active list: watches whose helper owns a read (reading). */
+  struct watch *act_next, *act_prev;
   HANDLE handle;
-  struct anypoll__pipe_sub *subs; /* calls waiting on this handle */
+  struct anypoll__pipe_sub *subs; /* calls waiting on this file object */
   int users;                      /* length of subs */
   int reading;                    /* a helper owns the zero-byte read */
   int in_read;                    /* ... and may be inside ReadFile */
@@ -47,34 +63,65 @@ struct watch {
 struct anypoll__pipe_sub {
   struct anypoll__pipe_sub *next;
   struct watch *watch;
+  struct anypoll__item *item;
   HANDLE event;
-};
-
-struct bucket {
-  struct watch *head;
-  int peekers; /* calls inside a query on some handle of this bucket */
-  CONDITION_VARIABLE cv; /* peekers reached 0, or a read ended */
+  int outcome;
 };
 
 static SRWLOCK table_lock = SRWLOCK_INIT;
-static struct bucket buckets[BUCKET_COUNT];
+static struct watch *buckets[BUCKET_COUNT];
+static struct watch *active;                /* reading watches */
+static struct anypoll__gate *queries;       /* gated calls in progress */
+static CONDITION_VARIABLE table_cv = CONDITION_VARIABLE_INIT; /* a query
+                                     ended, a read ended, or a cancel */
 
-static struct bucket *bucket_of(HANDLE h) {
+static struct watch **bucket_of(HANDLE h) {
   UINT_PTR v = (UINT_PTR)h >> 2; /* handle values are multiples of 4 */
   return &buckets[(v ^ (v >> 8)) % BUCKET_COUNT];
 }
 
-static struct watch *watch_find(struct bucket *b, HANDLE h) {
-  for (struct watch *w = b->head; w != NULL; w = w->next)
+static struct watch *watch_find(HANDLE h) {
+  for (struct watch *w = *bucket_of(h); w != NULL; w = w->next)
     if (w->handle == h)
       return w;
   return NULL;
 }
 
-static void watch_release_if_unused(struct bucket *b, struct watch *w) {
+/* The reading watch on h's file object under another handle value (a
+ * _dup'd descriptor, an inherited or duplicated handle). Asked only while
+ * some read of ours is pending, so a single-threaded program never pays
+ * for the comparison. */
+static struct watch *active_same_object(HANDLE h) {
+  for (struct watch *a = active; a != NULL; a = a->act_next)
+    if (a->handle != h && anypoll__same_object(a->handle, h))
+      return a;
+  return NULL;
+}
+
+static void set_reading(struct watch *w, int on) {
+  if (on) {
+    w->reading = 1;
+    w->act_prev = NULL;
+    w->act_next = active;
+    if (active != NULL)
+      active->act_prev = w;
+    active = w;
+  } else {
+    w->reading = 0;
+    if (w->act_prev != NULL)
+      w->act_prev->act_next = w->act_next;
+    else
+      active = w->act_next;
+    if (w->act_next != NULL)
+      w->act_next->act_prev = w->act_prev;
+    w->act_next = w->act_prev = NULL;
+  }
+}
+
+static void watch_release_if_unused(struct watch *w) {
   if (w->users != 0 || w->reading || w->pins != 0)
     return;
-  for (struct watch **p = &b->head; *p != NULL; p = &(*p)->next) {
+  for (struct watch **p = bucket_of(w->handle); *p != NULL; p = &(*p)->next) {
     if (*p == w) {
       *p = w->next;
       break;
@@ -83,34 +130,57 @@ static void watch_release_if_unused(struct bucket *b, struct watch *w) {
   free(w);
 }
 
-/* ---- Checks ---------------------------------------------------------- */
+/* ---- The gate ------------------------------------------------------------ */
 
-/* Returns 0 when the caller may query h (and must call peek_end), 1 when a
- * helper's zero-byte read is pending on h, meaning: no data, writer alive. */
-static int peek_begin(HANDLE h) {
-  struct bucket *b = bucket_of(h);
+int anypoll__gate_begin(struct anypoll__gate *g, HANDLE h) {
   AcquireSRWLockExclusive(&table_lock);
-  struct watch *w = watch_find(b, h);
-  int busy = w != NULL && w->reading;
-  if (!busy)
-    b->peekers++;
+  struct watch *w = watch_find(h);
+  int busy = (w != NULL && w->reading) || active_same_object(h) != NULL;
+  if (!busy) {
+    g->handle = h;
+    g->next = queries;
+    queries = g;
+  }
   ReleaseSRWLockExclusive(&table_lock);
   return busy;
 }
 
-static void peek_end(HANDLE h) {
-  struct bucket *b = bucket_of(h);
+void anypoll__gate_end(struct anypoll__gate *g) {
   AcquireSRWLockExclusive(&table_lock);
-  if (--b->peekers == 0)
-    WakeAllConditionVariable(&b->cv);
+  for (struct anypoll__gate **p = &queries; *p != NULL; p = &(*p)->next) {
+    if (*p == g) {
+      *p = g->next;
+      break;
+    }
+  }
+  /* Only helpers wait on the variable, and only while some query is
+   * registered: a program without them wakes nobody. */
+  if (active != NULL)
+    WakeAllConditionVariable(&table_cv);
   ReleaseSRWLockExclusive(&table_lock);
 }
 
+/* Whether a gated call is in progress on w's file object: its read must
+ * not start yet, or that call would wait behind it. Queries on other file
+ * objects do not hold the helper up, even when one of them is itself stuck
+ * behind somebody else's read (another thread's or a child's blocking read
+ * on an inherited handle). */
+static int query_conflicts(const struct watch *w) {
+  for (struct anypoll__gate *q = queries; q != NULL; q = q->next)
+    if (q->handle == w->handle || anypoll__same_object(q->handle, w->handle))
+      return 1;
+  return 0;
+}
+
+/* ---- Checks ---------------------------------------------------------- */
+
 static int query_local_info(HANDLE h, anypoll__pipe_local_info *info) {
   IO_STATUS_BLOCK iosb;
-  return anypoll__nt.query_information_file(
-             h, &iosb, info, sizeof *info,
-             ANYPOLL_FILE_PIPE_LOCAL_INFORMATION) >= 0;
+  anypoll__onh_begin(h, "NtQueryInformationFile(FilePipeLocalInformation)");
+  NTSTATUS st = anypoll__nt.query_information_file(
+      h, &iosb, info, sizeof *info, ANYPOLL_FILE_PIPE_LOCAL_INFORMATION);
+  anypoll__onh_end(h);
+  return st >= 0;
 }
 
 /* Whether a write of ANYPOLL_PIPE_BUF bytes would complete at once.
@@ -135,9 +205,13 @@ static int pipe_has_room(const anypoll__pipe_local_info *info) {
  * its local information. */
 static short peek_read_side(HANDLE h, short events) {
   DWORD avail = 0;
-  if (PeekNamedPipe(h, NULL, 0, NULL, &avail, NULL))
+  anypoll__onh_begin(h, "PeekNamedPipe");
+  BOOL ok = PeekNamedPipe(h, NULL, 0, NULL, &avail, NULL);
+  DWORD error = ok ? 0 : GetLastError();
+  anypoll__onh_end(h);
+  if (ok)
     return avail > 0 ? (short)(events & POLLIN) : 0;
-  switch (GetLastError()) {
+  switch (error) {
   case ERROR_BROKEN_PIPE:
     return POLLHUP;
   case ERROR_INVALID_HANDLE:
@@ -171,10 +245,18 @@ static short info_read_side(const anypoll__pipe_local_info *info,
 short anypoll__pipe_check(const struct anypoll__item *item, short events) {
   HANDLE h = item->handle;
   short revents = 0;
-  /* Guarded even if the handle is asynchronous (not serialised by the I/O
+  /* Gated even if the handle is asynchronous (not serialised by the I/O
    * manager): finding that out would cost another system call per check. */
-  if (peek_begin(h))
-    return 0;
+  struct anypoll__gate gate;
+  if (anypoll__gate_begin(&gate, h)) {
+    /* A read of ours is pending on the file object: no data, writer alive.
+     * The write side of a full-duplex pipe cannot be asked now; it counts
+     * as having room, the policy of pipe_has_room and of handles that
+     * cannot be asked below: a wrong "writable" makes one write wait for
+     * the reader, a wrong "not writable" would hold a writer up for as long
+     * as another call waits (for ever with timeout -1). */
+    return item->writable ? (short)(events & POLLOUT) : 0;
+  }
 
   anypoll__pipe_local_info info;
   int have_info = query_local_info(h, &info);
@@ -193,50 +275,83 @@ short anypoll__pipe_check(const struct anypoll__item *item, short events) {
       revents |= events & POLLOUT;
     }
   }
-  peek_end(h);
+  anypoll__gate_end(&gate);
   return revents;
 }
 
 /* ---- Helper-thread reads on synchronous handles ------------------------ */
 
-static void signal_subs(struct watch *w) {
-  for (struct anypoll__pipe_sub *s = w->subs; s != NULL; s = s->next)
+static void signal_subs(struct watch *w, int outcome) {
+  for (struct anypoll__pipe_sub *s = w->subs; s != NULL; s = s->next) {
+    s->outcome = outcome;
     SetEvent(s->event);
+  }
+}
+
+static int read_outcome(BOOL ok, DWORD error) {
+  if (ok)
+    return OUTCOME_FIRED;
+  switch (error) {
+  case ERROR_OPERATION_ABORTED:
+    return OUTCOME_NONE;
+  case ERROR_BROKEN_PIPE:
+  case ERROR_INVALID_HANDLE:
+    return OUTCOME_FIRED;
+  default:
+    /* ERROR_NO_DATA (PIPE_NOWAIT), ERROR_PIPE_LISTENING (a server end
+     * with no client), and whatever else ends a read at once without data
+     * or end-of-file: reading again would end at once again. */
+    return OUTCOME_NO_WAIT;
+  }
 }
 
 static void helper_read(void *arg) {
   struct watch *w = arg;
-  struct bucket *b = bucket_of(w->handle);
+  int outcome = OUTCOME_NONE;
   AcquireSRWLockExclusive(&table_lock);
-  while (b->peekers > 0 && !w->cancel)
-    SleepConditionVariableSRW(&b->cv, &table_lock, INFINITE, 0);
+  while (!w->cancel && query_conflicts(w))
+    SleepConditionVariableSRW(&table_cv, &table_lock, INFINITE, 0);
   if (!w->cancel) {
     w->in_read = 1;
     ReleaseSRWLockExclusive(&table_lock);
     char byte;
     DWORD got;
-    ReadFile(w->handle, &byte, 0, &got, NULL);
+    anypoll__onh_read_begin(w->handle);
+    BOOL ok = ReadFile(w->handle, &byte, 0, &got, NULL);
+    DWORD error = ok ? 0 : GetLastError();
+    anypoll__onh_read_end(w->handle);
+    outcome = read_outcome(ok, error);
     AcquireSRWLockExclusive(&table_lock);
     w->in_read = 0;
   }
-  w->reading = 0;
+  set_reading(w, 0);
   /* A cancelled read says nothing about the pipe; but a call that
    * subscribed while the cancel was under way found the read still running
    * and started none of its own, so it is woken to re-check and re-arm. */
-  if (!w->cancel || w->users > 0)
-    signal_subs(w);
-  WakeAllConditionVariable(&b->cv);
+  if (!w->cancel)
+    signal_subs(w, outcome);
+  else if (w->users > 0)
+    signal_subs(w, OUTCOME_NONE);
+  WakeAllConditionVariable(&table_cv);
   /* A canceller still waiting on w holds a pin, so this frees nothing
    * under it; the canceller releases w once it has seen the read end. */
-  watch_release_if_unused(b, w);
+  watch_release_if_unused(w);
   ReleaseSRWLockExclusive(&table_lock);
 }
 
-static int arm_sync(struct anypoll__waiter *wt, HANDLE h) {
-  struct bucket *b = bucket_of(h);
+static int arm_sync(struct anypoll__waiter *wt, struct anypoll__item *item) {
+  HANDLE h = item->handle;
   struct anypoll__pipe_sub *sub = &wt->pipe_subs[wt->pipe_sub_count];
   AcquireSRWLockExclusive(&table_lock);
-  struct watch *w = watch_find(b, h);
+  /* One read per file object: a second one would queue behind the first
+   * for the file-object lock, where CancelSynchronousIo cannot reach it.
+   * A duplicate of a handle already being read shares that read. */
+  struct watch *w = watch_find(h);
+  if (w == NULL || !w->reading) {
+    struct watch *other = active_same_object(h);
+    if (other != NULL)
+      w = other;
+  }
   if (w == NULL) {
     w = calloc(1, sizeof *w);
     if (w == NULL) {
@@ -245,22 +360,25 @@ static int arm_sync(struct anypoll__waiter *wt, HANDLE h) {
       return -1;
     }
     w->handle = h;
-    w->next = b->head;
-    b->head = w;
+    struct watch **b = bucket_of(h);
+    w->next = *b;
+    *b = w;
   }
   if (!w->reading) {
     w->cancel = 0;
-    w->reading = 1;
+    set_reading(w, 1);
     w->thread = anypoll__pool_run(helper_read, w);
     if (w->thread == NULL) {
-      w->reading = 0;
-      watch_release_if_unused(b, w);
+      set_reading(w, 0);
+      watch_release_if_unused(w);
       ReleaseSRWLockExclusive(&table_lock);
       errno = EAGAIN;
       return -1;
     }
   }
   sub->watch = w;
+  sub->item = item;
+  sub->outcome = OUTCOME_NONE;
   sub->event = wt->event;
   sub->next = w->subs;
   w->subs = sub;
@@ -272,7 +390,6 @@ static int arm_sync(struct anypoll__waiter *wt, HANDLE h) {
 
 static void disarm_sync(struct anypoll__pipe_sub *sub) {
   struct watch *w = sub->watch;
-  struct bucket *b = bucket_of(w->handle);
   AcquireSRWLockExclusive(&table_lock);
   for (struct anypoll__pipe_sub **p = &w->subs; *p != NULL; p = &(*p)->next) {
     if (*p == sub) {
@@ -282,43 +399,60 @@ static void disarm_sync(struct anypoll__pipe_sub *sub) {
   }
   if (--w->users == 0 && w->reading) {
     w->cancel = 1;
-    WakeAllConditionVariable(&b->cv); /* a helper still waiting for peeks */
+    WakeAllConditionVariable(&table_cv); /* a helper waiting for queries */
     /* The pin keeps the helper, which ends the read, from freeing w under
      * us while the lock is released inside the wait. */
     w->pins++;
     while (w->reading && w->users == 0) {
       if (w->in_read)
         CancelSynchronousIo(w->thread);
-      SleepConditionVariableSRW(&b->cv, &table_lock, 1, 0);
+      SleepConditionVariableSRW(&table_cv, &table_lock, 1, 0);
     }
     w->pins--;
   }
-  watch_release_if_unused(b, w);
+  if (sub->outcome == OUTCOME_NO_WAIT)
+    sub->item->no_wait = 1;
+  else if (sub->outcome == OUTCOME_FIRED)
+    sub->item->fired = 1;
+  watch_release_if_unused(w);
   ReleaseSRWLockExclusive(&table_lock);
 }
 
 /* ---- Overlapped reads on asynchronous handles ------------------------- */
 
-static int arm_async(struct anypoll__waiter *wt, HANDLE h) {
+static int arm_async(struct anypoll__waiter *wt, struct anypoll__item *item) {
+  HANDLE h = item->handle;
   OVERLAPPED *ov = &wt->overlapped[wt->overlapped_count];
   ZeroMemory(ov, sizeof *ov);
   /* The low bit keeps the completion off any I/O completion port the
    * caller has associated with the handle. */
   ov->hEvent = (HANDLE)((UINT_PTR)wt->event | 1);
   static char byte;
-  if (!ReadFile(h, &byte, 0, NULL, ov) && GetLastError() != ERROR_IO_PENDING) {
-    /* Broken or otherwise not waitable: let the check report it. */
+  /* An asynchronous file object has no file-object lock; announced all the
+   * same, so that the model sees every call on a caller's handle. */
+  anypoll__onh_begin(h, "ReadFile(overlapped)");
+  BOOL ok = ReadFile(h, &byte, 0, NULL, ov);
+  DWORD error = ok ? 0 : GetLastError();
+  anypoll__onh_end(h);
+  if (!ok && error != ERROR_IO_PENDING) {
+    /* Broken or otherwise not waitable: let the check report it now; a
+     * read that cannot block (PIPE_NOWAIT, no client yet) would fail the
+     * same way next round, so the entry is re-checked on the back-off. */
+    if (read_outcome(FALSE, error) == OUTCOME_NO_WAIT)
+      item->no_wait = 1;
     wt->failed_arm = 1;
     return 0;
   }
-  wt->overlapped_handles[wt->overlapped_count++] = h;
+  wt->overlapped_items[wt->overlapped_count++] = item;
   return 0;
 }
 
 static void disarm_async(struct anypoll__waiter *wt, anypoll_nfds_t i) {
   volatile OVERLAPPED *ov = &wt->overlapped[i];
   if (ov->Internal == (ULONG_PTR)STATUS_PENDING)
-    CancelIoEx(wt->overlapped_handles[i], (OVERLAPPED *)ov);
+    CancelIoEx(wt->overlapped_items[i]->handle, (OVERLAPPED *)ov);
+  else
+    wt->overlapped_items[i]->fired = 1;
   /* The event is shared by all of this call's waits and may already be set
    * by another, so wait on the status word, which the kernel writes when
    * the cancelled read completes (promptly, after CancelIoEx). */
@@ -337,8 +471,8 @@ int anypoll__pipe_prepare(struct anypoll__waiter *wt, anypoll_nfds_t sync_pipes,
   }
   if (async_pipes > 0) {
     wt->overlapped = calloc(async_pipes, sizeof *wt->overlapped);
-    wt->overlapped_handles = calloc(async_pipes, sizeof(HANDLE));
-    if (wt->overlapped == NULL || wt->overlapped_handles == NULL)
+    wt->overlapped_items = calloc(async_pipes, sizeof *wt->overlapped_items);
+    if (wt->overlapped == NULL || wt->overlapped_items == NULL)
       goto nomem;
   }
   return 0;
@@ -351,20 +485,33 @@ nomem:
 void anypoll__pipe_release(struct anypoll__waiter *wt) {
   free(wt->pipe_subs);
   free(wt->overlapped);
-  free(wt->overlapped_handles);
+  free(wt->overlapped_items);
   wt->pipe_subs = NULL;
   wt->overlapped = NULL;
-  wt->overlapped_handles = NULL;
+  wt->overlapped_items = NULL;
+}
+
+/* A read end whose read cannot block is re-checked on the back-off. */
+static int skip_no_wait(struct anypoll__waiter *wt,
+                        const struct anypoll__item *item) {
+  if (!item->no_wait)
+    return 0;
+  wt->needs_recheck = 1;
+  return 1;
 }
 
 int anypoll__pipe_arm_async(struct anypoll__waiter *wt,
-                            const struct anypoll__item *item) {
-  return item->readable && item->async ? arm_async(wt, item->handle) : 0;
+                            struct anypoll__item *item) {
+  if (!item->readable || !item->async || skip_no_wait(wt, item))
+    return 0;
+  return arm_async(wt, item);
 }
 
 int anypoll__pipe_arm_sync(struct anypoll__waiter *wt,
-                           const struct anypoll__item *item) {
-  return item->readable && !item->async ? arm_sync(wt, item->handle) : 0;
+                           struct anypoll__item *item) {
+  if (!item->readable || item->async || skip_no_wait(wt, item))
+    return 0;
+  return arm_sync(wt, item);
 }
 
 int anypoll__pipe_completed(const struct anypoll__waiter *wt) {

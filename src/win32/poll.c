@@ -7,8 +7,10 @@
 
 #include "win.h"
 
-/* Pipe write ends give no notification when room appears; they are
- * re-checked on a backoff from 1 ms that doubles up to this bound. */
+/* Pipe write ends give no notification when room appears, and read ends
+ * whose zero-byte read cannot block (PIPE_NOWAIT, a server end with no
+ * client) none when data arrives; they are re-checked on a backoff from
+ * 1 ms that doubles up to this bound: at most about 60 checks a second. */
 #define RECHECK_MAX_MS 16
 
 #define STACK_ITEMS 16
@@ -174,6 +176,24 @@ static void disarm_all(struct anypoll__waiter *w) {
   w->needs_recheck = 0;
 }
 
+/* A pipe read end whose read ended by itself, and which then was not
+ * ready, twice in a row, is treated as one whose read cannot block: a read
+ * that returns success with no data would otherwise make the helper and
+ * this loop spin. Once is not enough, as another thread may simply have
+ * read the data first. */
+static void note_empty_fires(struct anypoll__item *items, anypoll_nfds_t nfds) {
+  for (anypoll_nfds_t i = 0; i < nfds; i++) {
+    struct anypoll__item *it = &items[i];
+    if (it->kind != ANYPOLL_KIND_PIPE)
+      continue;
+    if (!it->fired)
+      it->empty_fires = 0;
+    else if (++it->empty_fires >= 2)
+      it->no_wait = 1;
+    it->fired = 0;
+  }
+}
+
 static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
                      anypoll_nfds_t nfds, int timeout_ms, HANDLE event) {
   LONGLONG freq = qpc_freq();
@@ -183,7 +203,8 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
   anypoll_nfds_t pipes = 0, async = 0;
   for (anypoll_nfds_t i = 0; i < nfds; i++) {
     if (items[i].kind == ANYPOLL_KIND_PIPE && items[i].readable) {
-      items[i].async = anypoll__handle_is_async(items[i].handle);
+      if (!items[i].mode_known)
+        items[i].async = anypoll__handle_is_async(items[i].handle);
       if (items[i].async)
         async++;
       else
@@ -236,6 +257,7 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
     result = check_items(fds, items, nfds, event);
     if (result != 0)
       break;
+    note_empty_fires(items, nfds);
     if (timeout_ms >= 0 && ms_left(deadline, freq) == 0)
       break;
   }

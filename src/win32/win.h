@@ -94,7 +94,18 @@ struct anypoll__item {
   unsigned writable : 1; /* pipe: the handle has write access */
   unsigned async : 1;    /* pipe: opened for overlapped I/O (known only
                             once the call is about to wait) */
+  unsigned mode_known : 1; /* pipe: async is already known (a read of ours
+                              was pending on the file object, which only
+                              happens on synchronous ones) */
   unsigned stream : 1;   /* socket: SOCK_STREAM */
+  /* Pipe read ends whose zero-byte read cannot block (PIPE_NOWAIT mode, a
+   * named-pipe server with no client): set when a read of ours ended with
+   * neither data nor end-of-file, or twice in a row with the entry then not
+   * ready; for the rest of the call the entry is re-checked on the back-off
+   * instead of armed, as write ends are. */
+  unsigned no_wait : 1;
+  unsigned fired : 1;       /* this round, the entry's read ended by itself */
+  unsigned empty_fires : 2; /* consecutive rounds it fired and was not ready */
 };
 
 /* Fills in item for the C runtime descriptor stored in a pollfd. */
@@ -102,9 +113,78 @@ ANYPOLL__INTERNAL
 void anypoll__classify(SOCKET fd, struct anypoll__item *item);
 
 /* Whether h was opened for overlapped I/O. Asked only of pipes about to be
- * waited on, as the checks do not need it. */
+ * waited on, as the checks do not need it. Goes through the gate: a handle
+ * on whose file object a read of ours is pending is synchronous. */
 ANYPOLL__INTERNAL
 int anypoll__handle_is_async(HANDLE h);
+
+/* Whether two handles of this process refer to the same kernel object
+ * (NtCompareObjects, Windows 10 and later; answered by the object manager,
+ * never behind a file object's lock). Where the system lacks it, only equal
+ * handle values are recognised. */
+ANYPOLL__INTERNAL
+int anypoll__same_object(HANDLE a, HANDLE b);
+
+/* ---- The file-object gate (pipe.c) ---------------------------------------
+ * While a synchronous zero-byte read of ours is pending on a file object,
+ * Windows makes every other synchronous request on that file object wait
+ * for it (the I/O manager's file-object lock, FO_SYNCHRONOUS_IO), from any
+ * thread: NtQueryInformationFile of any class, GetFileType, PeekNamedPipe,
+ * getsockopt (Winsock's device I/O control), another ReadFile. So every
+ * call that goes to the file object of a caller's handle is bracketed by
+ * anypoll__gate_begin/anypoll__gate_end. gate_begin returns 1 (BUSY,
+ * nothing registered, do not call gate_end) when a read of ours is pending
+ * or about to start on h or on another handle to the same file object: h
+ * is then a synchronous pipe read end, empty, with its writer alive, and
+ * must not be asked. Otherwise it registers the query and returns 0; no
+ * helper enters a read on that file object until gate_end. */
+struct anypoll__gate {
+  struct anypoll__gate *next;
+  HANDLE handle;
+};
+ANYPOLL__INTERNAL
+int anypoll__gate_begin(struct anypoll__gate *g, HANDLE h);
+ANYPOLL__INTERNAL
+void anypoll__gate_end(struct anypoll__gate *g);
+
+/* ---- The lock model (model.c; test builds only) ------------------------
+ * The one place every Windows call on a caller's handle is announced:
+ * anypoll__onh_begin(h, "Call") before it, anypoll__onh_end(h) after.
+ * Helpers announce their zero-byte read with anypoll__onh_read_begin/end.
+ * In a library built with ANYPOLL_LOCK_MODEL (the variant the Windows tests
+ * link; never the installed one) the model keeps its own record of both and
+ * ends the process with a message naming the call and the handles when a
+ * call would wait behind a read of ours on real Windows (same file object,
+ * either order, or two reads of ours on one file object). Wine does not
+ * model the file-object lock, so without this the tests would pass on code
+ * that hangs on Windows. Calls that never take the lock (NtQueryObject,
+ * NtCompareObjects, CancelIoEx, CancelSynchronousIo on our own thread,
+ * _get_osfhandle's table look-up) are not announced.
+ * anypoll__model_crt_check emulates the UCRT's parameter validation that
+ * Wine's C runtimes lack: _get_osfhandle on a descriptor that is not open
+ * calls the invalid-parameter handler in effect. */
+#ifdef ANYPOLL_LOCK_MODEL
+ANYPOLL__INTERNAL
+void anypoll__onh_begin(HANDLE h, const char *call);
+ANYPOLL__INTERNAL
+void anypoll__onh_end(HANDLE h);
+ANYPOLL__INTERNAL
+void anypoll__onh_read_begin(HANDLE h);
+ANYPOLL__INTERNAL
+void anypoll__onh_read_end(HANDLE h);
+ANYPOLL__INTERNAL
+void anypoll__model_crt_check(int fd, intptr_t os);
+#else
+static inline void anypoll__onh_begin(HANDLE h, const char *call) {
+  (void)h, (void)call;
+}
+static inline void anypoll__onh_end(HANDLE h) { (void)h; }
+static inline void anypoll__onh_read_begin(HANDLE h) { (void)h; }
+static inline void anypoll__onh_read_end(HANDLE h) { (void)h; }
+static inline void anypoll__model_crt_check(int fd, intptr_t os) {
+  (void)fd, (void)os;
+}
+#endif
 
 /* ---- Readiness checks, one file per kind --------------------------------
  * Each returns the revents for the entry now (POLLERR/POLLHUP/POLLNVAL
@@ -134,7 +214,7 @@ struct anypoll__waiter {
   anypoll_nfds_t pipe_sub_count;
   /* Overlapped zero-byte reads on asynchronous pipe handles. */
   OVERLAPPED *overlapped;
-  HANDLE *overlapped_handles;
+  struct anypoll__item **overlapped_items;
   anypoll_nfds_t overlapped_count;
   /* The one AFD poll covering every socket of the call. */
   void *afd_info;
@@ -165,10 +245,10 @@ void anypoll__pipe_release(struct anypoll__waiter *w);
  * reset erased, then anypoll__pipe_arm_sync for each synchronous one. */
 ANYPOLL__INTERNAL
 int anypoll__pipe_arm_async(struct anypoll__waiter *w,
-                            const struct anypoll__item *item);
+                            struct anypoll__item *item);
 ANYPOLL__INTERNAL
 int anypoll__pipe_arm_sync(struct anypoll__waiter *w,
-                           const struct anypoll__item *item);
+                           struct anypoll__item *item);
 /* Whether an overlapped read has completed or could not be issued. */
 ANYPOLL__INTERNAL
 int anypoll__pipe_completed(const struct anypoll__waiter *w);
