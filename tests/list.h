@@ -70,6 +70,13 @@ TEST_CASE(bad_input_never_opened_fds)
 TEST_CASE(pipe_threads_timeouts_forever_and_100)
 TEST_CASE(pipe_dup_polled_while_other_thread_waits)
 TEST_CASE(stress_threads_mixed_timeouts_shared_pipes)
+/* test_win_lock.c: Windows only (issue 11) */
+TEST_CASE_WIN(lock_model_fires_both_orders)
+TEST_CASE_WIN(duplex_pipe_pollout_while_other_thread_reads)
+TEST_CASE_WIN(nowait_read_end_waits_without_spinning)
+TEST_CASE_WIN(listening_server_waits_without_spinning)
+TEST_CASE_WIN(listening_overlapped_server_waits_without_spinning)
+TEST_CASE_WIN(closed_descriptor_pollnval_under_strict_handler)
 
 /* test_win32.c: Windows only */
 TEST_CASE_WIN(apc_interrupts_wait_with_eintr)

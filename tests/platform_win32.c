@@ -332,7 +332,48 @@ void tp_set_pool_idle_ms(int ms) {
   anypoll__pool_idle_ms = ms;
 }
 
+/* The lock model's self-test (test_win_lock.c): the forbidden call, made
+ * on purpose, in both orders; the model must end the process (status 86).
+ * Returns 0 if it did not. */
+struct lock_forever {
+  int fd;
+};
+
+static void lock_poll_forever(void *arg) {
+  struct pollfd p;
+  tp_pfd(&p, ((struct lock_forever *)arg)->fd, POLLIN);
+  tp_poll(&p, 1, -1);
+}
+
+static int lock_model_child(const char *order) {
+  int p[2];
+  tp_pipe(p);
+  HANDLE h = (HANDLE)_get_osfhandle(p[0]);
+  struct lock_forever f = { p[0] };
+  if (strcmp(order, "call-after-read") == 0) {
+    tp_thread_start(lock_poll_forever, &f);
+    Sleep(300); /* the helper's read is pending by now */
+    anypoll__onh_begin(h, "a deliberate call");
+    return 0; /* the model did not fire */
+  }
+  if (strcmp(order, "read-after-call") == 0) {
+    HANDLE dup;
+    if (!DuplicateHandle(GetCurrentProcess(), h, GetCurrentProcess(), &dup, 0,
+                         FALSE, DUPLICATE_SAME_ACCESS))
+      return 2;
+    /* A call in progress on a duplicate, unknown to the gate: the helper
+     * starts its read, which the model must catch. */
+    anypoll__onh_begin(dup, "a deliberate call");
+    tp_thread_start(lock_poll_forever, &f);
+    Sleep(1000);
+    return 0;
+  }
+  return 2;
+}
+
 int tp_child_main(int argc, char **argv) {
+  if (argc >= 4 && strcmp(argv[2], "lock-model") == 0)
+    return lock_model_child(argv[3]);
   if (argc >= 5 && strcmp(argv[2], "connect") == 0)
     return child_connect(atoi(argv[3]), atoi(argv[4]));
   if (argc < 5)

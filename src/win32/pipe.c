@@ -496,7 +496,7 @@ static int skip_no_wait(struct anypoll__waiter *wt,
                         const struct anypoll__item *item) {
   if (!item->no_wait)
     return 0;
-  wt->needs_recheck = 1;
+  wt->needs_slow_recheck = 1;
   return 1;
 }
 

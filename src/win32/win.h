@@ -222,6 +222,9 @@ struct anypoll__waiter {
   int afd_pending;
   /* Pipe write ends cannot be waited on: they set a re-check interval. */
   int needs_recheck;
+  /* Nor can read ends whose read cannot block (item no_wait): a longer
+   * one, see poll.c. */
+  int needs_slow_recheck;
   /* An overlapped read could not be issued: the re-check must run now. */
   int failed_arm;
 };

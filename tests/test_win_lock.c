@@ -1,0 +1,246 @@
+/* Windows only (issue 11): the lock model is live, full-duplex pipes keep
+ * POLLOUT while another call's read is pending, read ends whose zero-byte
+ * read cannot block are waited on without spinning, and closed descriptors
+ * give POLLNVAL under a strict invalid-parameter handler. */
+#include <winsock2.h>
+#include <windows.h>
+#include <fcntl.h>
+#include <io.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "win32/win.h"
+
+static double cpu_ms(void) {
+  FILETIME c, e, k, u;
+  GetProcessTimes(GetCurrentProcess(), &c, &e, &k, &u);
+  ULARGE_INTEGER kk = { { k.dwLowDateTime, k.dwHighDateTime } };
+  ULARGE_INTEGER uu = { { u.dwLowDateTime, u.dwHighDateTime } };
+  return (double)(kk.QuadPart + uu.QuadPart) / 1e4;
+}
+
+struct forever {
+  int fd;
+  int result;
+  short revents;
+};
+
+static void poll_forever(void *arg) {
+  struct forever *f = arg;
+  struct pollfd fd;
+  tp_pfd(&fd, f->fd, POLLIN);
+  f->result = tp_poll(&fd, 1, -1);
+  f->revents = fd.revents;
+}
+
+static int pipe_name(wchar_t *name, size_t n, const char *what) {
+  static LONG serial;
+  return _snwprintf(name, n, L"\\\\.\\pipe\\anypoll-lock-%lu-%hs-%ld",
+                    GetCurrentProcessId(), what,
+                    InterlockedIncrement(&serial));
+}
+
+/* ---- The lock model is live ----------------------------------------------
+ * A child process (this program, "--child lock-model ORDER"; see
+ * platform_win32.c) makes the forbidden call on purpose; the model must end
+ * it with status 86. Without this, a suite linked to the library without
+ * the model would pass on code that hangs on Windows. */
+
+static DWORD run_child(const char *args) {
+  char exe[MAX_PATH];
+  ASSERT(GetModuleFileNameA(NULL, exe, sizeof exe) > 0);
+  char cmd[MAX_PATH + 80];
+  snprintf(cmd, sizeof cmd, "\"%s\" --child %s", exe, args);
+  STARTUPINFOA si;
+  ZeroMemory(&si, sizeof si);
+  si.cb = sizeof si;
+  PROCESS_INFORMATION pi;
+  ASSERT(CreateProcessA(exe, cmd, NULL, NULL, FALSE, 0, NULL, NULL, &si, &pi));
+  CloseHandle(pi.hThread);
+  ASSERT_EQ(WaitForSingleObject(pi.hProcess, 20000), WAIT_OBJECT_0);
+  DWORD code = 0;
+  ASSERT(GetExitCodeProcess(pi.hProcess, &code));
+  CloseHandle(pi.hProcess);
+  return code;
+}
+
+TEST(lock_model_fires_both_orders) {
+  ASSERT_EQ(run_child("lock-model call-after-read"), 86);
+  ASSERT_EQ(run_child("lock-model read-after-call"), 86);
+}
+
+/* ---- Full duplex ----------------------------------------------------------- */
+
+/* A full-duplex named pipe: one thread waits for input on the server end
+ * for ever, another asks the same end for POLLOUT. The pending read of
+ * the first makes the write side unaskable; it counts as having room
+ * (pipe.c), as a write that waits is the lesser evil than a writer held up
+ * for as long as the other call waits. */
+TEST(duplex_pipe_pollout_while_other_thread_reads) {
+  wchar_t name[96];
+  pipe_name(name, 96, "duplex");
+  HANDLE server = CreateNamedPipeW(
+      name, PIPE_ACCESS_DUPLEX, PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT,
+      1, 4096, 4096, 0, NULL);
+  ASSERT(server != INVALID_HANDLE_VALUE);
+  HANDLE client = CreateFileW(name, GENERIC_READ | GENERIC_WRITE, 0, NULL,
+                              OPEN_EXISTING, 0, NULL);
+  ASSERT(client != INVALID_HANDLE_VALUE);
+  int fd = _open_osfhandle((intptr_t)server, _O_RDWR | _O_BINARY);
+  ASSERT(fd >= 0);
+  struct pollfd p;
+  tp_pfd(&p, fd, POLLIN | POLLOUT);
+  ASSERT_EQ(tp_poll(&p, 1, 0), 1);
+  ASSERT_EQ(p.revents, POLLOUT);
+  struct forever f = { fd, -2, 0 };
+  tp_thread *t = tp_thread_start(poll_forever, &f);
+  tp_sleep_ms(100);
+  for (int i = 0; i < 3; i++) {
+    tp_pfd(&p, fd, POLLIN | POLLOUT);
+    ASSERT_EQ(tp_poll(&p, 1, 100), 1);
+    ASSERT_EQ(p.revents, POLLOUT);
+  }
+  ASSERT_EQ(f.result, -2);
+  DWORD n = 0;
+  ASSERT(WriteFile(client, "d", 1, &n, NULL));
+  tp_thread_join(t);
+  ASSERT_EQ(f.result, 1);
+  ASSERT_EQ(f.revents, POLLIN);
+  CloseHandle(client);
+  _close(fd);
+}
+
+/* ---- Read ends whose zero-byte read cannot block ---------------------------
+ * Each waits 1 s with nothing to report: it must cost at most 10 ms of the
+ * process's CPU (1%), where a spin costs most of the second. Then data or a
+ * client arriving must still be noticed. */
+
+static void wait_one_second_cheaply(int fd) {
+  /* A helper thread first, on an ordinary pipe: making one is the pool's
+   * one-time cost (about one clock tick of CPU under Wine, which counts
+   * process time in 10 ms ticks), not the wait's. */
+  int warm[2];
+  tp_pipe(warm);
+  struct pollfd p;
+  tp_pfd(&p, warm[0], POLLIN);
+  ASSERT_EQ(tp_poll(&p, 1, 1), 0);
+  tp_close(warm[0]);
+  tp_close(warm[1]);
+  tp_pfd(&p, fd, POLLIN);
+  double cpu0 = cpu_ms(), t0 = tp_now_ms();
+  ASSERT_EQ(tp_poll(&p, 1, 1000), 0);
+  double cpu = cpu_ms() - cpu0;
+  printf("CPU during the 1 s wait: %.1f ms\n", cpu);
+  ASSERT_EQ(p.revents, 0);
+  ASSERT_GE(tp_now_ms() - t0, 999);
+  ASSERT_LE(cpu, 10);
+}
+
+struct later_write {
+  HANDLE h;
+};
+
+static void write_later(void *arg) {
+  struct later_write *l = arg;
+  tp_sleep_ms(100);
+  DWORD n = 0;
+  ASSERT(WriteFile(l->h, "n", 1, &n, NULL));
+  ASSERT_EQ(n, 1);
+}
+
+TEST(nowait_read_end_waits_without_spinning) {
+  int p[2];
+  tp_pipe(p);
+  /* What os.set_blocking(fd, False) does to a pipe in Python on Windows. */
+  DWORD mode = PIPE_READMODE_BYTE | PIPE_NOWAIT;
+  ASSERT(SetNamedPipeHandleState((HANDLE)_get_osfhandle(p[0]), &mode, NULL,
+                                 NULL));
+  wait_one_second_cheaply(p[0]);
+  struct later_write l = { (HANDLE)_get_osfhandle(p[1]) };
+  tp_thread *t = tp_thread_start(write_later, &l);
+  struct pollfd fd;
+  tp_pfd(&fd, p[0], POLLIN);
+  ASSERT_EQ(tp_poll(&fd, 1, 5000), 1);
+  ASSERT_EQ(fd.revents, POLLIN);
+  tp_thread_join(t);
+  tp_close(p[0]);
+  tp_close(p[1]);
+}
+
+static void listening_server(int overlapped) {
+  wchar_t name[96];
+  pipe_name(name, 96, overlapped ? "listen-ov" : "listen");
+  HANDLE server = CreateNamedPipeW(
+      name, PIPE_ACCESS_INBOUND | (overlapped ? FILE_FLAG_OVERLAPPED : 0),
+      PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT, 1, 4096, 4096, 0, NULL);
+  ASSERT(server != INVALID_HANDLE_VALUE);
+  int fd = _open_osfhandle((intptr_t)server, _O_RDONLY | _O_BINARY);
+  ASSERT(fd >= 0);
+  /* No client yet: the zero-byte read fails at once with
+   * ERROR_PIPE_LISTENING. */
+  wait_one_second_cheaply(fd);
+  HANDLE client = CreateFileW(name, GENERIC_WRITE, 0, NULL, OPEN_EXISTING, 0,
+                              NULL);
+  ASSERT(client != INVALID_HANDLE_VALUE);
+  struct later_write l = { client };
+  tp_thread *t = tp_thread_start(write_later, &l);
+  struct pollfd p;
+  tp_pfd(&p, fd, POLLIN);
+  ASSERT_EQ(tp_poll(&p, 1, 5000), 1);
+  ASSERT_EQ(p.revents, POLLIN);
+  tp_thread_join(t);
+  CloseHandle(client);
+  _close(fd);
+}
+
+TEST(listening_server_waits_without_spinning) {
+  listening_server(0);
+}
+
+TEST(listening_overlapped_server_waits_without_spinning) {
+  listening_server(1);
+}
+
+/* ---- A strict C runtime ----------------------------------------------------
+ * The UCRT's default invalid-parameter handler ends the process when
+ * _get_osfhandle is given a descriptor that is not open; mingw's start-up
+ * code installs a do-nothing one. This installs one that ends the process
+ * (status 3), as a strict host would, and polls closed descriptors. Wine's
+ * C runtimes never call the handler there; the lock-model library the tests
+ * link does, as the UCRT would (src/win32/model.c). */
+
+static void __cdecl aborting_handler(const wchar_t *expr, const wchar_t *func,
+                                     const wchar_t *file, unsigned line,
+                                     uintptr_t reserved) {
+  (void)expr, (void)func, (void)file, (void)line, (void)reserved;
+  fprintf(stderr, "invalid-parameter handler called\n");
+  fflush(stderr);
+  TerminateProcess(GetCurrentProcess(), 3);
+}
+
+TEST(closed_descriptor_pollnval_under_strict_handler) {
+  int p[2];
+  tp_pipe(p);
+  int closed = tp_dup_to(p[0], tp_unused_fd());
+  ASSERT_GE(closed, 0);
+  tp_close(closed);
+  _invalid_parameter_handler old =
+      _set_invalid_parameter_handler(aborting_handler);
+  struct pollfd fds[4];
+  tp_pfd(&fds[0], closed, POLLIN);
+  tp_pfd(&fds[1], p[0], POLLIN);
+  tp_pfd(&fds[2], tp_unused_fd(), POLLIN | POLLOUT);
+  tp_pfd(&fds[3], 4000, POLLIN);
+  int r = tp_poll(fds, 4, 50);
+  /* Still ours, and still in effect afterwards. */
+  ASSERT(_get_invalid_parameter_handler() == aborting_handler);
+  _set_invalid_parameter_handler(old);
+  ASSERT_EQ(r, 3);
+  ASSERT_EQ(fds[0].revents, POLLNVAL);
+  ASSERT_EQ(fds[1].revents, 0);
+  ASSERT_EQ(fds[2].revents, POLLNVAL);
+  ASSERT_EQ(fds[3].revents, POLLNVAL);
+  tp_close(p[0]);
+  tp_close(p[1]);
+}
