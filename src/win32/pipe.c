@@ -66,6 +66,7 @@ struct anypoll__pipe_sub {
   struct anypoll__item *item;
   HANDLE event;
   int outcome;
+  int pinned; /* disarming: this sub's call waits for the read to end */
 };
 
 static SRWLOCK table_lock = SRWLOCK_INIT;
@@ -388,33 +389,80 @@ static int arm_sync(struct anypoll__waiter *wt, struct anypoll__item *item) {
   return 0;
 }
 
-static void disarm_sync(struct anypoll__pipe_sub *sub) {
-  struct watch *w = sub->watch;
+/* Disarming is done for all of a call's reads at once: every read whose
+ * last user this call was is cancelled first, and the call then waits once
+ * for all of them to end, instead of one cancel-and-wait round trip per
+ * pipe. Under the table lock throughout, except inside the waits. */
+static void disarm_sync_all(struct anypoll__pipe_sub *subs,
+                            anypoll_nfds_t count) {
+  if (count == 0)
+    return;
   AcquireSRWLockExclusive(&table_lock);
-  for (struct anypoll__pipe_sub **p = &w->subs; *p != NULL; p = &(*p)->next) {
-    if (*p == sub) {
-      *p = sub->next;
-      break;
+  int waiting = 0;
+  for (anypoll_nfds_t i = 0; i < count; i++) {
+    struct anypoll__pipe_sub *sub = &subs[i];
+    struct watch *w = sub->watch;
+    for (struct anypoll__pipe_sub **p = &w->subs; *p != NULL;
+         p = &(*p)->next) {
+      if (*p == sub) {
+        *p = sub->next;
+        break;
+      }
     }
-  }
-  if (--w->users == 0 && w->reading) {
-    w->cancel = 1;
-    WakeAllConditionVariable(&table_cv); /* a helper waiting for queries */
-    /* The pin keeps the helper, which ends the read, from freeing w under
-     * us while the lock is released inside the wait. */
-    w->pins++;
-    while (w->reading && w->users == 0) {
+    sub->pinned = 0;
+    if (--w->users == 0 && w->reading) {
+      w->cancel = 1;
       if (w->in_read)
         CancelSynchronousIo(w->thread);
+      /* The pin keeps the helper, which ends the read, from freeing w
+       * under us while the lock is released inside the wait. */
+      w->pins++;
+      sub->pinned = 1;
+      waiting = 1;
+    }
+  }
+  if (waiting) {
+    WakeAllConditionVariable(&table_cv); /* helpers waiting for queries */
+    /* A cancel can land before the helper enters ReadFile and find no I/O
+     * to cancel; it is repeated every millisecond until the helper is
+     * back. A watch that another call subscribed to meanwhile (users > 0)
+     * keeps its read. */
+    for (;;) {
+      int pending = 0;
+      for (anypoll_nfds_t i = 0; i < count; i++) {
+        struct watch *w = subs[i].watch;
+        if (subs[i].pinned && w->reading && w->users == 0) {
+          pending = 1;
+          if (w->in_read)
+            CancelSynchronousIo(w->thread);
+        }
+      }
+      if (!pending)
+        break;
       SleepConditionVariableSRW(&table_cv, &table_lock, 1, 0);
     }
-    w->pins--;
   }
-  if (sub->outcome == OUTCOME_NO_WAIT)
-    sub->item->no_wait = 1;
-  else if (sub->outcome == OUTCOME_FIRED)
-    sub->item->fired = 1;
-  watch_release_if_unused(w);
+  for (anypoll_nfds_t i = 0; i < count; i++) {
+    struct anypoll__pipe_sub *sub = &subs[i];
+    if (sub->pinned)
+      sub->watch->pins--;
+    if (sub->outcome == OUTCOME_NO_WAIT)
+      sub->item->no_wait = 1;
+    else if (sub->outcome == OUTCOME_FIRED)
+      sub->item->fired = 1;
+  }
+  /* Freed only now: two entries of one call can share a watch. */
+  for (anypoll_nfds_t i = 0; i < count; i++) {
+    struct watch *w = subs[i].watch;
+    subs[i].watch = NULL;
+    if (w != NULL && w->users == 0 && !w->reading && w->pins == 0) {
+      /* Clear the other subs' pointers to it before freeing. */
+      for (anypoll_nfds_t k = i + 1; k < count; k++)
+        if (subs[k].watch == w)
+          subs[k].watch = NULL;
+      watch_release_if_unused(w);
+    }
+  }
   ReleaseSRWLockExclusive(&table_lock);
 }
 
@@ -447,12 +495,16 @@ static int arm_async(struct anypoll__waiter *wt, struct anypoll__item *item) {
   return 0;
 }
 
-static void disarm_async(struct anypoll__waiter *wt, anypoll_nfds_t i) {
+static void cancel_async(struct anypoll__waiter *wt, anypoll_nfds_t i) {
   volatile OVERLAPPED *ov = &wt->overlapped[i];
   if (ov->Internal == (ULONG_PTR)STATUS_PENDING)
     CancelIoEx(wt->overlapped_items[i]->handle, (OVERLAPPED *)ov);
   else
     wt->overlapped_items[i]->fired = 1;
+}
+
+static void wait_async(struct anypoll__waiter *wt, anypoll_nfds_t i) {
+  volatile OVERLAPPED *ov = &wt->overlapped[i];
   /* The event is shared by all of this call's waits and may already be set
    * by another, so wait on the status word, which the kernel writes when
    * the cancelled read completes (promptly, after CancelIoEx). */
@@ -525,11 +577,14 @@ int anypoll__pipe_completed(const struct anypoll__waiter *wt) {
 }
 
 void anypoll__pipe_disarm_all(struct anypoll__waiter *wt) {
-  for (anypoll_nfds_t i = 0; i < wt->pipe_sub_count; i++)
-    disarm_sync(&wt->pipe_subs[i]);
+  /* The overlapped reads' cancels go out first, so that they complete
+   * while the helpers are being stopped. */
+  for (anypoll_nfds_t i = 0; i < wt->overlapped_count; i++)
+    cancel_async(wt, i);
+  disarm_sync_all(wt->pipe_subs, wt->pipe_sub_count);
   wt->pipe_sub_count = 0;
   for (anypoll_nfds_t i = 0; i < wt->overlapped_count; i++)
-    disarm_async(wt, i);
+    wait_async(wt, i);
   wt->overlapped_count = 0;
   wt->failed_arm = 0;
 }
