@@ -5,11 +5,13 @@
  * (src/win32/model.c), which ends the process when such a call is made.
  * These cases therefore fail under Wine on code that would hang on Windows,
  * and check natively that the same programs behave as Linux says. */
+#include <stdatomic.h>
+
 #include "test.h"
 
 struct forever {
   int fd;
-  int result;
+  atomic_int result; /* read while the thread may still be waiting */
   short revents;
 };
 
