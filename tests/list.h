@@ -77,6 +77,7 @@ TEST_CASE_WIN(nowait_read_end_waits_without_spinning)
 TEST_CASE_WIN(listening_server_waits_without_spinning)
 TEST_CASE_WIN(listening_overlapped_server_waits_without_spinning)
 TEST_CASE_WIN(closed_descriptor_pollnval_under_strict_handler)
+TEST_CASE_WIN(query_on_other_pipe_does_not_hold_up_helper)
 
 /* test_win32.c: Windows only */
 TEST_CASE_WIN(apc_interrupts_wait_with_eintr)

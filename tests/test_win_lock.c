@@ -244,3 +244,54 @@ TEST(closed_descriptor_pollnval_under_strict_handler) {
   tp_close(p[0]);
   tp_close(p[1]);
 }
+
+/* ---- A stuck query holds up only its own file object ----------------------
+ * A helper must not start its read while a call is querying the same file
+ * object, but a query on another pipe must not hold it up: that query may
+ * itself be stuck behind somebody else's read (another thread's blocking
+ * ReadFile, a child's on an inherited handle) for as long as that read
+ * lasts. The first version waited for every query on handles of the same
+ * hash bucket of the watch table. Here a query is held open, through the
+ * gate, on another pipe's read end whose handle falls in the same bucket as
+ * the waited-on pipe's (the hash of pipe.c, repeated), and the wait must
+ * still wake on data: within 2.5 s for a write after 50 ms, where a helper
+ * held up would leave the call asleep until its 5 s timeout. */
+
+static unsigned bucket_of_handle(HANDLE h) {
+  UINT_PTR v = (UINT_PTR)h >> 2;
+  return (unsigned)((v ^ (v >> 8)) % 256);
+}
+
+TEST(query_on_other_pipe_does_not_hold_up_helper) {
+  int p[2];
+  tp_pipe(p);
+  unsigned target = bucket_of_handle((HANDLE)_get_osfhandle(p[0]));
+  HANDLE spare[600][2];
+  int n = 0, found = -1;
+  while (n < 600 && found < 0) {
+    ASSERT(CreatePipe(&spare[n][0], &spare[n][1], NULL, 0));
+    if (bucket_of_handle(spare[n][0]) == target)
+      found = n;
+    n++;
+  }
+  ASSERT_GE(found, 0);
+  struct anypoll__gate held;
+  ASSERT_EQ(anypoll__gate_begin(&held, spare[found][0]), 0);
+  struct tp_later l;
+  tp_thread *t = tp_after(&l, p[1], 50, TP_WRITE_BYTE);
+  struct pollfd fd;
+  tp_pfd(&fd, p[0], POLLIN);
+  double start = tp_now_ms();
+  ASSERT_EQ(tp_poll(&fd, 1, 5000), 1);
+  double took = tp_now_ms() - start;
+  ASSERT_EQ(fd.revents, POLLIN);
+  ASSERT_LT(took, 2500);
+  tp_thread_join(t);
+  anypoll__gate_end(&held);
+  for (int i = 0; i < n; i++) {
+    CloseHandle(spare[i][0]);
+    CloseHandle(spare[i][1]);
+  }
+  tp_close(p[0]);
+  tp_close(p[1]);
+}
