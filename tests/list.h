@@ -82,8 +82,12 @@ TEST_CASE_CONSOLE(console_key_down_is_pollin)
 TEST_CASE_CONSOLE(console_output_pollout)
 TEST_CASE(pipe_waits_cancelled_repeatedly)
 
-/* test_posix.c: POSIX only (issue 11, edges) */
+/* issue 11, edges: test_posix.c (POSIX only), test_win32_edges.c */
 TEST_CASE_POSIX(closed_between_rounds_pollnval)
 TEST_CASE_POSIX(shut_socket_probe_no_sigpipe)
 TEST_CASE_POSIX(tty_eof_is_pollin)
 TEST_CASE_POSIX(pty_master_slave_closed_pollhup)
+TEST_CASE_CONSOLE(console_line_mode_waits_for_enter)
+TEST_CASE_CONSOLE(console_raw_mode_any_character)
+TEST_CASE_CONSOLE(console_alt_numpad_kept_raw)
+TEST_CASE_CONSOLE(console_alt_numpad_kept_line)

@@ -10,6 +10,11 @@
 /* Pipe write ends give no notification when room appears; they are
  * re-checked on a backoff from 1 ms that doubles up to this bound. */
 #define RECHECK_MAX_MS 16
+/* A console with a partial line queued (line input mode) stays signalled
+ * and is re-checked instead (console.c); only a person's Enter completes
+ * the line, so its back-off goes on to this bound (needs_recheck == 2):
+ * at most ~10 checks a second, each a few console calls. */
+#define CONSOLE_RECHECK_MAX_MS 128
 
 #define STACK_ITEMS 16
 
@@ -155,11 +160,12 @@ static int arm_all(struct anypoll__waiter *w, struct wait_set *ws,
       if (!(fds[i].events & POLLIN))
         break;
       /* Signalled while any input event is queued; the check has just
-       * discarded the ones that are not characters. */
-      if (ws->count < MAXIMUM_WAIT_OBJECTS)
+       * discarded the ones that are not characters. A partial line (line
+       * input mode) stays queued: re-checked then (console.c). */
+      if (ws->count < MAXIMUM_WAIT_OBJECTS && anypoll__console_waitable(it))
         wait_set_add(ws, it->handle);
-      else
-        w->needs_recheck = 1;
+      else if (w->needs_recheck == 0)
+        w->needs_recheck = 2;
       break;
     default:
       break;
@@ -214,6 +220,9 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
       break;
     }
     DWORD ms = timeout_ms < 0 ? INFINITE : ms_left(deadline, freq);
+    DWORD cap = w.needs_recheck == 2 ? CONSOLE_RECHECK_MAX_MS : RECHECK_MAX_MS;
+    if (backoff > cap)
+      backoff = cap;
     if (w.needs_recheck && ms > backoff)
       ms = backoff;
     DWORD r = WaitForMultipleObjectsEx(ws->count, ws->handles, FALSE, ms,
@@ -231,7 +240,7 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
       result = anypoll__set_errno_win(wait_error);
       break;
     }
-    if (rechecked && r == WAIT_TIMEOUT && backoff < RECHECK_MAX_MS)
+    if (rechecked && r == WAIT_TIMEOUT && backoff < cap)
       backoff *= 2;
     result = check_items(fds, items, nfds, event);
     if (result != 0)

@@ -113,6 +113,10 @@ ANYPOLL__INTERNAL
 short anypoll__pipe_check(const struct anypoll__item *item, short events);
 ANYPOLL__INTERNAL
 short anypoll__console_check(const struct anypoll__item *item, short events);
+/* console.c: whether a wait may block on a console input handle that the
+ * check found not readable (0: a partial line is queued; re-check). */
+ANYPOLL__INTERNAL
+int anypoll__console_waitable(const struct anypoll__item *item);
 ANYPOLL__INTERNAL
 short anypoll__file_check(const struct anypoll__item *item, short events);
 /* Sockets are checked all at once: one AFD poll with a zero timeout, whose
