@@ -237,3 +237,92 @@ TEST(console_alt_numpad_kept_line) {
   printf("\n");
   _close(fd);
 }
+
+/* ---- The DLL's lifetime ---------------------------------------------------- */
+
+typedef int poll_fn(struct pollfd *, anypoll_nfds_t, int);
+
+/* libanypoll.dll's path, from the build (tests/CMakeLists.txt): a Unix
+ * path under Wine, which sees the root as drive Z:. */
+static HMODULE load_shared_library(void) {
+  const char *path = TP_SHARED_DLL;
+  char win[MAX_PATH];
+  size_t n = 0;
+  if (path[0] == '/') {
+    win[n++] = 'Z';
+    win[n++] = ':';
+  }
+  for (const char *c = path; *c != '\0' && n + 1 < sizeof win; c++)
+    win[n++] = *c == '/' ? '\\' : *c;
+  win[n] = '\0';
+  HMODULE h = LoadLibraryA(win);
+  if (h == NULL)
+    fprintf(stderr, "LoadLibrary(%s): error %lu\n", win, GetLastError());
+  ASSERT(h != NULL);
+  return h;
+}
+
+struct dll_poller {
+  poll_fn *poll;
+  int fd;
+  HANDLE go_on; /* set once the library has been freed */
+};
+
+/* Polls through the DLL (its first poll on this thread gives the thread a
+ * wake event, whose FLS callback runs when the thread exits), then waits
+ * until the library has been freed, and exits. */
+static DWORD WINAPI dll_poller_main(void *arg) {
+  struct dll_poller *d = arg;
+  struct pollfd p;
+  tp_pfd(&p, d->fd, POLLIN);
+  ASSERT_EQ(d->poll(&p, 1, 30), 0);
+  ASSERT_EQ(WaitForSingleObject(d->go_on, INFINITE), WAIT_OBJECT_0);
+  return 0;
+}
+
+/* LoadLibrary, polls that start helper threads (and an FLS wake event on
+ * two threads), FreeLibrary: the helpers still idle in the pool and the
+ * threads' FLS callbacks run library code after that, so the library must
+ * stay mapped (pinned on first use). The process then outlives the pool's
+ * idle lifetime (10 s, fixed in the DLL) and a thread's exit. */
+TEST(dll_unload_keeps_process_alive) {
+  HMODULE h = load_shared_library();
+  poll_fn *dll_poll = (poll_fn *)(void (*)(void))GetProcAddress(h, "anypoll_poll");
+  ASSERT(dll_poll != NULL);
+  int a[2], b[2];
+  tp_pipe(a);
+  tp_pipe(b);
+  struct pollfd fds[2];
+  tp_pfd(&fds[0], a[0], POLLIN);
+  tp_pfd(&fds[1], b[0], POLLIN);
+  /* Two idle pipes: two helpers park in reads, then go back to the pool. */
+  ASSERT_EQ(dll_poll(fds, 2, 50), 0);
+  ASSERT_EQ(tp_write(b[1], "x", 1), 1);
+  ASSERT_EQ(dll_poll(fds, 2, 5000), 1);
+  ASSERT_EQ(fds[1].revents, POLLIN);
+  struct dll_poller d = { dll_poll, a[0], CreateEventW(NULL, TRUE, FALSE, NULL) };
+  ASSERT(d.go_on != NULL);
+  HANDLE t = CreateThread(NULL, 0, dll_poller_main, &d, 0, NULL);
+  ASSERT(t != NULL);
+  tp_sleep_ms(200); /* it has polled and waits */
+  char path[MAX_PATH];
+  ASSERT(GetModuleFileNameA(h, path, sizeof path) > 0);
+  ASSERT(FreeLibrary(h));
+  /* Pinned: still there, although its only LoadLibrary was undone. */
+  ASSERT(GetModuleHandleA(path) == h);
+  /* The thread exits (its FLS callback runs), then the helpers' idle
+   * lifetime passes (they exit through library code). */
+  ASSERT(SetEvent(d.go_on));
+  ASSERT_EQ(WaitForSingleObject(t, 10000), WAIT_OBJECT_0);
+  DWORD code = 1;
+  ASSERT(GetExitCodeThread(t, &code));
+  ASSERT_EQ(code, 0);
+  CloseHandle(t);
+  CloseHandle(d.go_on);
+  tp_sleep_ms(12000);
+  printf("process alive after FreeLibrary and the pool's idle lifetime\n");
+  tp_close(a[0]);
+  tp_close(a[1]);
+  tp_close(b[0]);
+  tp_close(b[1]);
+}
