@@ -8,6 +8,7 @@
 #include <io.h>
 
 #include "test.h"
+#include "win32/win.h"
 
 /* ---- Consoles ------------------------------------------------------------- */
 
@@ -325,4 +326,34 @@ TEST(dll_unload_keeps_process_alive) {
   tp_close(a[1]);
   tp_close(b[0]);
   tp_close(b[1]);
+}
+
+/* ---- errno ------------------------------------------------------------------ */
+
+/* Every Win32 error that reaches the caller goes through
+ * anypoll__set_errno_win; what it gives must be one of the errno values
+ * include/anypoll.h lists for Windows (EFAULT and EINVAL come only from
+ * argument checks). */
+TEST(win32_errors_map_to_listed_errno) {
+  static const int listed[] = { EINTR, ENOMEM, EAGAIN, EBADF, ENOSYS, EIO };
+  for (DWORD code = 0; code < 16000; code++) {
+    errno = 0;
+    ASSERT_EQ(anypoll__set_errno_win(code), -1);
+    int ok = 0;
+    for (size_t i = 0; i < sizeof listed / sizeof listed[0]; i++)
+      ok |= errno == listed[i];
+    if (!ok)
+      fprintf(stderr, "Win32 error %lu gives errno %d\n", (unsigned long)code,
+              errno);
+    ASSERT(ok);
+  }
+  /* The ones with a meaning of their own. */
+  anypoll__set_errno_win(ERROR_NOT_ENOUGH_MEMORY);
+  ASSERT_EQ(errno, ENOMEM);
+  anypoll__set_errno_win(ERROR_NO_SYSTEM_RESOURCES);
+  ASSERT_EQ(errno, EAGAIN);
+  anypoll__set_errno_win(ERROR_INVALID_HANDLE);
+  ASSERT_EQ(errno, EBADF);
+  anypoll__set_errno_win(ERROR_BROKEN_PIPE);
+  ASSERT_EQ(errno, EIO);
 }
