@@ -60,35 +60,38 @@ short anypoll__console_check(const struct anypoll__item *item, short events) {
   int line_mode = (mode & ENABLE_LINE_INPUT) != 0;
   INPUT_RECORD stack_records[STACK_RECORDS];
   INPUT_RECORD *records = stack_records;
+  DWORD size = STACK_RECORDS;
   short result = 0;
   for (;;) {
-    DWORD count = 0;
-    if (!GetNumberOfConsoleInputEvents(item->handle, &count)) {
-      result = POLLERR;
-      break;
-    }
-    if (count == 0)
-      break;
-    /* The whole queue: a line's Enter may follow many keys. */
-    if (count > STACK_RECORDS) {
-      if (records != stack_records)
-        free(records);
-      records = malloc(count * sizeof *records);
-      if (records == NULL) {
-        records = stack_records;
-        count = STACK_RECORDS; /* look at the head at least */
-      }
-    } else if (records != stack_records) {
-      free(records);
-      records = stack_records;
-    }
+    /* The whole queue, as a line's Enter may follow many keys: a full
+     * buffer is peeked again with room for all. (Each console call is a
+     * round trip to the console host, and a partial line is checked again
+     * and again: no call more than needed.) */
     DWORD got = 0;
-    if (!PeekConsoleInputW(item->handle, records, count, &got)) {
+    if (!PeekConsoleInputW(item->handle, records, size, &got)) {
       result = POLLERR;
       break;
+    }
+    if (got == size) {
+      DWORD count = 0;
+      if (!GetNumberOfConsoleInputEvents(item->handle, &count)) {
+        result = POLLERR;
+        break;
+      }
+      if (count > size) {
+        INPUT_RECORD *bigger = malloc((count + STACK_RECORDS) * sizeof *bigger);
+        if (bigger != NULL) {
+          if (records != stack_records)
+            free(records);
+          records = bigger;
+          size = count + STACK_RECORDS;
+          continue;
+        }
+        /* No memory: decide on the head of the queue. */
+      }
     }
     if (got == 0)
-      break; /* another reader emptied the queue meanwhile */
+      break;
     DWORD first = 0;
     if (line_mode) {
       while (first < got && !is_line_key(&records[first]))
