@@ -53,9 +53,28 @@ extern "C" {
  *
  * fds points to nfds entries of the platform's own struct pollfd. On POSIX,
  * fd is a file descriptor. On Windows, fd holds a C runtime descriptor (what
- * _pipe, _open, _fileno and _open_osfhandle return; poll a SOCKET by wrapping
- * it with _open_osfhandle). An entry whose fd is negative (for example -1,
- * which on Windows is INVALID_SOCKET) is ignored and gets revents 0.
+ * _pipe, _open, _fileno and _open_osfhandle return), although the field has
+ * the SOCKET type of <winsock2.h>. An entry whose fd is negative (for
+ * example -1, which on Windows is INVALID_SOCKET) is ignored and gets
+ * revents 0.
+ *
+ * Windows: raw SOCKETs are not descriptors. A SOCKET value (what socket()
+ * and accept() return, and what WSAPoll takes) stored in fd is read as a
+ * descriptor number: POLLNVAL, or worse, some other open descriptor that
+ * happens to have that number. Wrap each socket once, with
+ * _open_osfhandle((intptr_t)sock, 0), and poll that descriptor; a port
+ * from WSAPoll must do this for every socket it polls, and keep the
+ * descriptor as long as it polls the socket.
+ *
+ * Windows: descriptors belong to one C runtime. Each C runtime (msvcrt.dll,
+ * the UCRT, a static CRT) keeps its own descriptor table, and a descriptor
+ * is only a number in one of them. The library reads descriptors through
+ * the C runtime it was built with: the mingw-w64 builds, libanypoll.dll
+ * included, use msvcrt.dll, so they see msvcrt's descriptors only. A
+ * program built against another C runtime (MSVC and the UCRT, for one)
+ * must compile anypoll into itself, from the static library built with its
+ * own toolchain or from dist/anypoll.c, so that the library and the
+ * program share one descriptor table.
  *
  * events selects POLLIN, POLLPRI and POLLOUT (and their RD/WR variants);
  * POLLERR, POLLHUP and POLLNVAL are reported in revents whether asked or not.
@@ -65,13 +84,32 @@ extern "C" {
  * arrives); a negative value waits until an event arrives.
  *
  * Returns the number of entries with a non-zero revents (0 on timeout), or
- * -1 with errno set:
- *   EFAULT  fds is NULL and nfds > 0.
+ * -1 with errno set to one of these (the list is complete):
+ *   EFAULT  fds is NULL and nfds > 0 (POSIX: or fds points outside the
+ *           program's memory).
  *   EINVAL  nfds exceeds the limit (the RLIMIT_NOFILE soft limit on POSIX,
- *           ANYPOLL_MAX_NFDS on Windows).
+ *           ANYPOLL_MAX_NFDS on Windows); with the select backend, also an
+ *           open descriptor numbered FD_SETSIZE or higher.
  *   EINTR   a signal (POSIX) or a user APC (Windows) interrupted the wait.
  *   ENOMEM  resources for the wait could not be allocated.
- *   EAGAIN  a helper thread or kernel object could not be created.
+ *   EAGAIN  a helper thread or kernel object could not be created, or
+ *           (Windows) Winsock could not be started.
+ *   EBADF   Windows only: the handle of a console entry was closed by
+ *           another thread while the call was setting up its wait.
+ *           Otherwise a descriptor that is not open is reported as
+ *           POLLNVAL in its revents, never as EBADF.
+ *   ENOSYS  Windows only: the system lacks a facility the library needs
+ *           (entry points of ntdll.dll; the AFD driver, for sockets).
+ *   EIO     Windows only: a system call failed in a way no errno above
+ *           describes (the Win32 error has no closer errno).
+ *
+ * Windows, consoles: console input is readable as a terminal's is. In
+ * line input mode (ENABLE_LINE_INPUT, the console's default) read()
+ * returns only once Enter is typed, so POLLIN comes only with a complete
+ * line, as in a terminal's canonical mode; without it, any character is
+ * enough. Other character devices (COM ports and the like) are reported
+ * always ready, as a regular file is, although a read on them may block
+ * (docs/deviations.md).
  *
  * Thread safety: any number of threads may call anypoll_poll at once, also
  * on the same descriptors. */

@@ -9,6 +9,10 @@
 #ifndef TEST_CASE_CONSOLE
 #  define TEST_CASE_CONSOLE(name)
 #endif
+/* TEST_CASE_POSIX: POSIX only (pseudo-terminals, signals). */
+#ifndef TEST_CASE_POSIX
+#  define TEST_CASE_POSIX(name)
+#endif
 /* TEST_CASE_NO_LEGACY_WIN: everywhere, except the historical strategies on
  * Windows, which classify every descriptor again each millisecond: a
  * descriptor closed by another thread can be caught half-classified there
@@ -90,3 +94,15 @@ TEST_CASE_CONSOLE(console_ignores_non_key_events)
 TEST_CASE_CONSOLE(console_key_down_is_pollin)
 TEST_CASE_CONSOLE(console_output_pollout)
 TEST_CASE(pipe_waits_cancelled_repeatedly)
+
+/* issue 11, edges: test_posix.c (POSIX only), test_win32_edges.c */
+TEST_CASE_POSIX(closed_between_rounds_pollnval)
+TEST_CASE_POSIX(shut_socket_probe_no_sigpipe)
+TEST_CASE_POSIX(tty_eof_is_pollin)
+TEST_CASE_POSIX(pty_master_slave_closed_pollhup)
+TEST_CASE_CONSOLE(console_line_mode_waits_for_enter)
+TEST_CASE_CONSOLE(console_raw_mode_any_character)
+TEST_CASE_CONSOLE(console_alt_numpad_kept_raw)
+TEST_CASE_CONSOLE(console_alt_numpad_kept_line)
+TEST_CASE_WIN(dll_unload_keeps_process_alive)
+TEST_CASE_WIN(win32_errors_map_to_listed_errno)

@@ -7,6 +7,8 @@
 #ifdef _WIN32
 #  define TEST_CASE_WIN(name) TEST_CASE(name)
 #  define TEST_CASE_CONSOLE(name) TEST_CASE(name)
+#else
+#  define TEST_CASE_POSIX(name) TEST_CASE(name)
 #endif
 
 #define TEST_CASE(name) TEST(name);

@@ -255,8 +255,14 @@ static void type_later(void *arg) {
   inject(fd, recs, 2);
 }
 
+/* In raw mode (no ENABLE_LINE_INPUT) a read returns on any character; in
+ * line mode it waits for Enter (test_win32_edges.c). */
 TEST(console_key_down_is_pollin) {
   int fd = console_in();
+  HANDLE h = (HANDLE)_get_osfhandle(fd);
+  DWORD mode;
+  ASSERT(GetConsoleMode(h, &mode));
+  ASSERT(SetConsoleMode(h, mode & ~(DWORD)(ENABLE_LINE_INPUT | ENABLE_ECHO_INPUT)));
   INPUT_RECORD focus;
   ZeroMemory(&focus, sizeof focus);
   focus.EventType = FOCUS_EVENT;

@@ -9,4 +9,8 @@ anypoll__poll_fn anypoll__posix_poll;
 ANYPOLL__INTERNAL
 anypoll__poll_fn anypoll__posix_select;
 
+/* Test hook (select.c): when set, called after each round of the select
+ * backend's loop that found nothing, before the next select(). */
+ANYPOLL__INTERNAL_DATA void (*volatile anypoll__test_select_between_rounds)(void);
+
 #endif

@@ -21,6 +21,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -28,6 +30,7 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef __linux__
@@ -36,9 +39,10 @@
 
 #include "posix.h"
 
-#ifndef MSG_NOSIGNAL
-#  define MSG_NOSIGNAL 0 /* not everywhere: there the probe of a shut socket
-                            * may raise SIGPIPE, as a write to it would */
+/* The test build anypoll_test_nosignal takes the path of systems without
+ * MSG_NOSIGNAL on Linux too (tests/CMakeLists.txt). */
+#ifdef ANYPOLL_TEST_NO_MSG_NOSIGNAL
+#  undef MSG_NOSIGNAL
 #endif
 
 enum kind {
@@ -110,7 +114,8 @@ static int classify(int fd, struct entry *e) {
     } else {
       e->kind = K_SOCKET;
     }
-  } else if (S_ISCHR(st.st_mode) && isatty(fd)) {
+  } else if (S_ISCHR(st.st_mode) && (isatty(fd) || errno == EIO)) {
+    /* A hung-up terminal fails isatty's ioctl with EIO; it is still one. */
     e->kind = K_TTY;
   } else {
     e->kind = K_PLAIN;
@@ -156,8 +161,74 @@ static int peek(int fd) {
 
 /* Whether the sending direction is shut, by a zero-byte send: it transfers
  * nothing and fails with EPIPE exactly then. */
+#ifdef MSG_NOSIGNAL
 static int send_shut(int fd) {
   return send(fd, "", 0, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno == EPIPE;
+}
+#else
+/* Without MSG_NOSIGNAL the failing send also raises SIGPIPE, whose default
+ * action ends the process: a poll must not do that. SIGPIPE from a send is
+ * directed at the sending thread, so it is blocked in this thread around
+ * the probe and, if the probe made it pending, taken off again with
+ * sigwait (which returns at once then). One that was pending before stays
+ * pending: standard signals do not queue, so the probe's merged into it.
+ * SO_NOSIGPIPE would change the caller's socket for good, so it is not
+ * used. */
+static int send_shut(int fd) {
+  sigset_t pipe_only, old, pending;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  int was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+  if (pthread_sigmask(SIG_BLOCK, &pipe_only, &old) != 0)
+    return 0; /* cannot probe safely: the hang-up is then not reported */
+  int shut = send(fd, "", 0, MSG_DONTWAIT) < 0 && errno == EPIPE;
+  if (shut && !was_pending && sigpending(&pending) == 0 &&
+      sigismember(&pending, SIGPIPE)) {
+    int sig;
+    sigwait(&pipe_only, &sig);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return shut;
+}
+#endif
+
+/* Whether fd is the master side of a pseudo-terminal. */
+static int pty_master(int fd) {
+#if defined(TIOCGPTN)
+  unsigned int n;
+  return ioctl(fd, TIOCGPTN, &n) == 0; /* Linux */
+#elif defined(TIOCPTYGNAME)
+  char name[128];
+  return ioctl(fd, TIOCPTYGNAME, name) == 0; /* macOS */
+#else
+  (void)fd;
+  return 0;
+#endif
+}
+
+/* The revents of a terminal that select() calls readable. */
+static short tty_read_revents(int fd) {
+  int n = 0;
+  if (ioctl(fd, FIONREAD, &n) != 0) {
+    /* A hung-up terminal (its line dropped, or the slave of a
+     * pseudo-terminal whose master closed) fails every ioctl with EIO, and
+     * Linux's poll gives it everything: readable (read() returns 0),
+     * POLLERR and POLLHUP. */
+    return errno == EIO ? (short)(IN_BITS | POLLERR | POLLHUP) : IN_BITS;
+  }
+  if (n > 0)
+    return IN_BITS;
+  /* Readable with nothing counted. In canonical mode that is an
+   * end-of-file character (VEOF, Ctrl-D) typed at the start of a line:
+   * read() returns 0 at once, Linux's poll says POLLIN, and FIONREAD does
+   * not count the character. The master of a pseudo-terminal answers
+   * tcgetattr with its slave's settings, but is never at an end-of-file:
+   * readable with nothing queued, its slave has closed (POLLHUP). Outside
+   * canonical mode there is no end-of-file character either. */
+  struct termios t;
+  if (!pty_master(fd) && tcgetattr(fd, &t) == 0 && (t.c_lflag & ICANON))
+    return IN_BITS;
+  return POLLHUP;
 }
 
 #ifdef TCP_INFO
@@ -225,9 +296,8 @@ static short full_revents(const struct entry *e, int fd, int r, int w, int x) {
   case K_SOCKET:
     return (short)((r ? IN_BITS : 0) | (w ? OUT_BITS : 0) | (x ? POLLPRI : 0));
   case K_TTY:
-    /* Readable with nothing queued is the other side gone. */
     if (r)
-      m |= bytes_queued(fd) == 0 ? POLLHUP : IN_BITS;
+      m |= tty_read_revents(fd);
     if (w)
       m |= OUT_BITS;
     return m;
@@ -291,6 +361,8 @@ static long long now_ns(void) {
 }
 
 #define STACK_ENTRIES 64
+
+ANYPOLL__INTERNAL void (*volatile anypoll__test_select_between_rounds)(void);
 
 ANYPOLL__INTERNAL
 int anypoll__posix_select(struct pollfd *fds, anypoll_nfds_t nfds,
@@ -358,10 +430,13 @@ int anypoll__posix_select(struct pollfd *fds, anypoll_nfds_t nfds,
     if (n < 0) {
       if (errno == EBADF) {
         /* Closed by another thread since it was classified: classify again,
-         * it is POLLNVAL now. */
+         * it is POLLNVAL now, and the next round must report that without
+         * waiting (with timeout -1 it would otherwise wait for ever on the
+         * other entries). */
         for (anypoll_nfds_t i = 0; i < nfds; i++)
           if (classify(fds[i].fd, &ents[i]) != 0)
             goto out;
+        first = 1;
         continue;
       }
       goto out; /* EINTR and the rest, as poll() */
@@ -404,6 +479,8 @@ int anypoll__posix_select(struct pollfd *fds, anypoll_nfds_t nfds,
       result = 0;
       break;
     }
+    if (anypoll__test_select_between_rounds != NULL)
+      anypoll__test_select_between_rounds();
     first = 0;
   }
 out:

@@ -13,6 +13,19 @@ static int init_errno;
 
 static BOOL CALLBACK init_cb(PINIT_ONCE once, PVOID param, PVOID *ctx) {
   (void)once, (void)param, (void)ctx;
+  /* Pin the module that holds this code (libanypoll.dll, or the program or
+   * DLL the static library is linked into) for the life of the process:
+   * from the first call on, code of ours runs where FreeLibrary cannot
+   * stop it. The pooled helper threads wait out their idle time in it, and
+   * the per-thread wake event's FLS callback (poll.c) runs at the exit of
+   * every thread that has polled. Unloaded, the next of those would jump
+   * into unmapped memory and bring the process down. A pinned module stays
+   * mapped even after FreeLibrary drops its last reference. Should pinning
+   * fail, the library still works, for as long as it stays loaded. */
+  HMODULE self;
+  GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS |
+                         GET_MODULE_HANDLE_EX_FLAG_PIN,
+                     (LPCWSTR)(const void *)&init_once, &self);
   HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
   if (ntdll == NULL) {
     init_errno = ENOSYS;

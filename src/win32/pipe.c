@@ -548,7 +548,7 @@ static int skip_no_wait(struct anypoll__waiter *wt,
                         const struct anypoll__item *item) {
   if (!item->no_wait)
     return 0;
-  wt->needs_slow_recheck = 1;
+  anypoll__want_recheck(wt, ANYPOLL_RECHECK_NO_WAIT_MS);
   return 1;
 }
 

@@ -7,17 +7,6 @@
 
 #include "win.h"
 
-/* Pipe write ends give no notification when room appears; they are
- * re-checked on a backoff from 1 ms that doubles up to this bound. */
-#define RECHECK_MAX_MS 16
-/* Read ends whose zero-byte read cannot block (PIPE_NOWAIT, a server end
- * with no client yet) give none when data or a client arrives; they are
- * re-checked on the same backoff up to this longer bound: 20 checks a
- * second, data noticed up to 50 ms late, and well under 1% of a CPU even
- * under Wine, where a round of checks costs about ten times what it costs
- * on Windows. */
-#define NO_WAIT_RECHECK_MAX_MS 50
-
 #define STACK_ITEMS 16
 
 /* ---- The calling thread's wake event ----------------------------------- */
@@ -156,17 +145,18 @@ static int arm_all(struct anypoll__waiter *w, struct wait_set *ws,
       if (anypoll__pipe_arm_sync(w, it) != 0)
         return -1;
       if (it->writable && (fds[i].events & POLLOUT))
-        w->needs_recheck = 1;
+        anypoll__want_recheck(w, ANYPOLL_RECHECK_WRITE_MS);
       break;
     case ANYPOLL_KIND_CONSOLE_IN:
       if (!(fds[i].events & POLLIN))
         break;
       /* Signalled while any input event is queued; the check has just
-       * discarded the ones that are not characters. */
-      if (ws->count < MAXIMUM_WAIT_OBJECTS)
+       * discarded the ones that are not characters. A partial line (line
+       * input mode) stays queued: re-checked then (console.c). */
+      if (ws->count < MAXIMUM_WAIT_OBJECTS && anypoll__console_waitable(it))
         wait_set_add(ws, it->handle);
       else
-        w->needs_recheck = 1;
+        anypoll__want_recheck(w, ANYPOLL_RECHECK_CONSOLE_MS);
       break;
     default:
       break;
@@ -178,8 +168,7 @@ static int arm_all(struct anypoll__waiter *w, struct wait_set *ws,
 static void disarm_all(struct anypoll__waiter *w) {
   anypoll__pipe_disarm_all(w);
   anypoll__socket_disarm(w);
-  w->needs_recheck = 0;
-  w->needs_slow_recheck = 0;
+  w->recheck_ms = 0;
 }
 
 /* A pipe read end whose read ended by itself, and which then was not
@@ -241,10 +230,12 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
       break;
     }
     DWORD ms = timeout_ms < 0 ? INFINITE : ms_left(deadline, freq);
-    DWORD cap = w.needs_recheck ? RECHECK_MAX_MS : NO_WAIT_RECHECK_MAX_MS;
-    if (backoff > cap)
+    /* Entries that cannot be waited on: wait at most the back-off, which
+     * doubles on each round that finds nothing, up to the bound they ask. */
+    DWORD cap = w.recheck_ms;
+    int rechecking = cap != 0;
+    if (rechecking && backoff > cap)
       backoff = cap;
-    int rechecking = w.needs_recheck || w.needs_slow_recheck;
     if (rechecking && ms > backoff)
       ms = backoff;
     DWORD r = WaitForMultipleObjectsEx(ws->count, ws->handles, FALSE, ms,

@@ -193,6 +193,10 @@ ANYPOLL__INTERNAL
 short anypoll__pipe_check(const struct anypoll__item *item, short events);
 ANYPOLL__INTERNAL
 short anypoll__console_check(const struct anypoll__item *item, short events);
+/* console.c: whether a wait may block on a console input handle that the
+ * check found not readable (0: a partial line is queued; re-check). */
+ANYPOLL__INTERNAL
+int anypoll__console_waitable(const struct anypoll__item *item);
 ANYPOLL__INTERNAL
 short anypoll__file_check(const struct anypoll__item *item, short events);
 /* Sockets are checked all at once: one AFD poll with a zero timeout, whose
@@ -220,14 +224,35 @@ struct anypoll__waiter {
   void *afd_info;
   IO_STATUS_BLOCK afd_iosb;
   int afd_pending;
-  /* Pipe write ends cannot be waited on: they set a re-check interval. */
-  int needs_recheck;
-  /* Nor can read ends whose read cannot block (item no_wait): a longer
-   * one, see poll.c. */
-  int needs_slow_recheck;
+  /* Some entries cannot be waited on (pipe write ends, read ends whose
+   * read cannot block, a console holding a partial line): they are
+   * re-checked on a back-off that doubles from 1 ms up to this bound, the
+   * smallest any of them asked for this round (ANYPOLL_RECHECK_*_MS);
+   * 0: no re-check needed. */
+  DWORD recheck_ms;
   /* An overlapped read could not be issued: the re-check must run now. */
   int failed_arm;
 };
+
+/* The back-off bounds, one per reason an entry cannot be waited on.
+ * Write ends: no notification when room appears; 16 ms bounds the added
+ * latency near one Windows timer tick. Read ends whose zero-byte read
+ * cannot block (PIPE_NOWAIT, a server end with no client yet): 20 checks a
+ * second, well under 1% of a CPU even under Wine, where a round of checks
+ * costs about ten times what it costs on Windows. A console with a partial
+ * line queued (line input mode) stays signalled, and only a person's Enter
+ * completes the line: at most ~8 checks a second, each a few console
+ * calls. */
+#define ANYPOLL_RECHECK_WRITE_MS 16
+#define ANYPOLL_RECHECK_NO_WAIT_MS 50
+#define ANYPOLL_RECHECK_CONSOLE_MS 128
+
+/* Asks for a re-check of the waiter's entries within cap_ms at most. */
+static inline void anypoll__want_recheck(struct anypoll__waiter *w,
+                                         DWORD cap_ms) {
+  if (w->recheck_ms == 0 || cap_ms < w->recheck_ms)
+    w->recheck_ms = cap_ms;
+}
 
 /* pipe.c: space for a call that waits on sync_pipes synchronous and
  * async_pipes asynchronous read ends; 0, or -1 with errno ENOMEM. */
