@@ -51,9 +51,7 @@ static int is_enter(const INPUT_RECORD *r) {
  * re-checks on the bounded back-off instead of waiting on the handle
  * (anypoll__console_waitable). Without ENABLE_LINE_INPUT any character
  * counts. */
-short anypoll__console_check(const struct anypoll__item *item, short events) {
-  if (item->kind == ANYPOLL_KIND_CONSOLE_OUT)
-    return (short)(events & POLLOUT);
+static short check_input(const struct anypoll__item *item, short events) {
   DWORD mode = 0;
   if (!GetConsoleMode(item->handle, &mode))
     return POLLERR;
@@ -135,7 +133,20 @@ short anypoll__console_check(const struct anypoll__item *item, short events) {
  * again and again. */
 int anypoll__console_waitable(const struct anypoll__item *item) {
   DWORD count = 0;
-  if (!GetNumberOfConsoleInputEvents(item->handle, &count))
-    return 1; /* the next check reports the error */
-  return count == 0;
+  anypoll__onh_begin(item->handle, "GetNumberOfConsoleInputEvents");
+  BOOL ok = GetNumberOfConsoleInputEvents(item->handle, &count);
+  anypoll__onh_end(item->handle);
+  return !ok /* the next check reports the error */ || count == 0;
+}
+
+/* No read of ours is ever pending on a console, so the gate has nothing to
+ * hold these calls for; they are announced to the lock model all the same,
+ * as every call on a caller's handle is. */
+short anypoll__console_check(const struct anypoll__item *item, short events) {
+  if (item->kind == ANYPOLL_KIND_CONSOLE_OUT)
+    return (short)(events & POLLOUT);
+  anypoll__onh_begin(item->handle, "console input calls");
+  short revents = check_input(item, events);
+  anypoll__onh_end(item->handle);
+  return revents;
 }
