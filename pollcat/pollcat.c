@@ -15,7 +15,10 @@
 
 #include "pollcat.h"
 
-#define BUF_SIZE 65536
+/* Per stream. Bulk-sized: with non-blocking ends each round reads and
+ * writes all that is ready, so a bigger buffer means fewer rounds (a pipe
+ * holds 64 KiB, a loopback socket several times that). */
+#define BUF_SIZE (256 * 1024)
 /* Retry interval bounds for destinations without write readiness (see
  * retry_writes): short enough to keep a busy relay moving, long enough
  * that a stalled one costs nothing measurable. */
@@ -216,6 +219,30 @@ static void stream_end(struct relay *r, struct stream *s) {
   (void)r;
 }
 
+/* The connection was reset: a transfer cut short, never a clean finish. */
+static void connection_reset(const char *name) {
+  say("%s: connection reset by peer", name);
+  finish(PC_EXIT_NET);
+}
+
+/* The end of input from a socket: whether it is really a reset. Linux
+ * returns ECONNRESET from recv, but Wine's recv returns 0 on a reset
+ * socket (poll reporting POLLERR|POLLHUP), so a 0 counts as a clean end
+ * only when poll never reported POLLERR, SO_ERROR is clear, and a poll
+ * now reports no POLLERR either. */
+static int socket_reset(struct pc_io *io) {
+  if (io->kind != PC_IO_SOCKET)
+    return 0;
+  if (io->err_seen || pc_sock_failed(io))
+    return 1;
+  struct pollfd p = { 0 };
+  p.fd = io->fd;
+  p.events = POLLIN;
+  if (anypoll_poll_with(opt.backend, &p, 1, 0) == 1 && (p.revents & POLLERR))
+    return 1;
+  return 0;
+}
+
 /* One write; returns whether it made progress. */
 static int stream_write_once(struct relay *r, struct stream *s, double now) {
   size_t len = s->tail - s->head;
@@ -226,6 +253,9 @@ static int stream_write_once(struct relay *r, struct stream *s, double now) {
     w = 0;
   if (w < 0) {
     enum pc_err e = pc_error();
+    if (s->dst->kind == PC_IO_SOCKET &&
+        (e == PCE_RESET || (e == PCE_PIPE && socket_reset(s->dst))))
+      connection_reset(s->dst_name);
     if (e == PCE_PIPE || e == PCE_RESET) {
       if (s->fatal_broken) {
         say("%s: reader went away (broken pipe)", s->dst_name);
@@ -268,13 +298,8 @@ static int stream_write_once(struct relay *r, struct stream *s, double now) {
   return 1;
 }
 
-static void stream_write(struct relay *r, struct stream *s, double now) {
-  while (stream_write_once(r, s, now) && s->dst->nonblocking &&
-         wants_write(s))
-    ;
-}
-
-static void stream_read(struct relay *r, struct stream *s, double now) {
+/* Reads once; returns whether bytes arrived. */
+static int stream_read(struct relay *r, struct stream *s, double now) {
   if (s->tail == BUF_SIZE) {
     memmove(s->buf, s->buf + s->head, s->tail - s->head);
     s->tail -= s->head;
@@ -282,24 +307,60 @@ static void stream_read(struct relay *r, struct stream *s, double now) {
   }
   long got = pc_read(s->src, s->buf + s->tail, BUF_SIZE - s->tail);
   if (got < 0 && pc_error() == PCE_AGAIN)
-    return;
+    return 0;
   if (got < 0) {
     enum pc_err e = pc_error();
-    if (e == PCE_RESET) {
-      say("%s: connection reset by peer", s->src_name);
-      finish(PC_EXIT_NET);
-    }
+    if (e == PCE_RESET)
+      connection_reset(s->src_name);
     say("%s: read failed: %s", s->src_name, pc_error_text());
     finish(s->src->kind == PC_IO_SOCKET ? PC_EXIT_NET : PC_EXIT_IO);
   }
   r->last_activity = now;
   if (got == 0) {
+    if (socket_reset(s->src))
+      connection_reset(s->src_name);
     s->eof = 1;
     if (s->head == s->tail)
       stream_end(r, s);
-    return;
+    return 0;
   }
   s->tail += (size_t)got;
+  return 1;
+}
+
+/* Moves all that is ready through one stream: after the poll said the
+ * source is readable and/or the destination writable, reads and writes
+ * alternate until neither makes progress. A blocking end gets one call
+ * per round (a second could block); a non-blocking one as many as take
+ * or give data. */
+static void stream_pump(struct relay *r, struct stream *s, double now,
+                        int can_read, int can_write) {
+  int full = 0; /* the destination took nothing: no use trying again */
+  for (;;) {
+    int progress = 0;
+    if (can_write && wants_write(s)) {
+      if (stream_write_once(r, s, now))
+        progress = 1;
+      else
+        can_write = 0, full = 1;
+      if (!s->dst->nonblocking)
+        can_write = 0;
+    }
+    if (can_read && wants_read(s)) {
+      if (stream_read(r, s, now))
+        progress = 1;
+      else
+        can_read = 0;
+      if (!s->src->nb_read)
+        can_read = 0;
+      /* Data just read into a non-blocking destination's buffer: try it
+       * at once rather than after another poll. */
+      if (s->dst->nonblocking && !full)
+        can_write = 1;
+    }
+    if (!progress)
+      return;
+  }
 }
 
 enum { UNTIL_ALL_DONE, UNTIL_OUTPUT_DONE };
@@ -368,16 +429,22 @@ static void relay_run(struct relay *r, int until) {
       finish(PC_EXIT_IO);
     }
     now = pc_now_ms();
+    for (anypoll_nfds_t k = 0; k < n; k++)
+      if (pfd[k].revents & POLLERR)
+        for (int i = 0; i < r->n; i++)
+          if (r->s[i].src->fd == (int)pfd[k].fd &&
+              r->s[i].src->kind == PC_IO_SOCKET)
+            r->s[i].src->err_seen = 1;
     for (int i = 0; i < r->n; i++) {
       struct stream *s = &r->s[i];
-      if (wants_write(s)) {
-        int go = s->retrying ? now >= s->retry_at
-                             : revents_of(pfd, n, s->dst->fd) != 0;
-        if (go)
-          stream_write(r, s, now);
-      }
-      if (wants_read(s) && revents_of(pfd, n, s->src->fd) != 0)
-        stream_read(r, s, now);
+      int can_write = 0, can_read = 0;
+      if (wants_write(s))
+        can_write = s->retrying ? now >= s->retry_at
+                                : revents_of(pfd, n, s->dst->fd) != 0;
+      if (wants_read(s))
+        can_read = revents_of(pfd, n, s->src->fd) != 0;
+      if (can_read || can_write)
+        stream_pump(r, s, now, can_read, can_write);
       if (s->eof && !s->done && s->head == s->tail)
         stream_end(r, s);
     }

@@ -65,6 +65,14 @@ struct pc_io {
    * writes until the data is gone or nothing more fits, rather than one
    * chunk per wait. */
   int nonblocking;
+  /* Reads never block (a non-blocking descriptor of our own): the relay
+   * reads until nothing more is ready or the buffer is full. */
+  int nb_read;
+  /* POSIX: a socket we share (our stdin/stdout): MSG_DONTWAIT per call. */
+  int dontwait;
+  /* POLLERR was reported for this end (a socket): its end of input is a
+   * reset, never a clean finish (Wine's recv returns 0 after a reset). */
+  int err_seen;
   /* The platform cannot report write readiness for this end (a Windows
    * pipe we own, in PIPE_NOWAIT mode): after a write that made no progress
    * the relay retries on a timer instead of waiting for POLLOUT. */
@@ -116,6 +124,9 @@ pc_sock pc_accept(pc_sock s, struct sockaddr_storage *addr, int *len);
 void pc_sock_close(pc_sock s);
 /* Makes a connected socket a relay end point. 0, or -1 with pc_error. */
 int pc_sock_io(pc_sock s, struct pc_io *io);
+/* Whether SO_ERROR reports an error on the socket behind io (1, with
+ * pc_error and pc_error_text describing it), or not (0). */
+int pc_sock_failed(struct pc_io *io);
 
 /* Starts argv[0] with pipes for its standard streams; io[0] is the write
  * end of its stdin, io[1] and io[2] the read ends of its stdout and stderr.

@@ -249,8 +249,9 @@ int pc_sock_io(pc_sock s, struct pc_io *io) {
   memset(io, 0, sizeof *io);
   io->kind = PC_IO_SOCKET;
   io->sock = s;
-  io->max_write = CHUNK;
+  io->max_write = SIZE_MAX;
   io->nonblocking = 1;
+  io->nb_read = 1;
   io->fd = _open_osfhandle((intptr_t)s, 0);
   if (io->fd < 0) {
     last_error = ERROR_TOO_MANY_OPEN_FILES;
@@ -258,6 +259,18 @@ int pc_sock_io(pc_sock s, struct pc_io *io) {
     return -1;
   }
   return 0;
+}
+
+int pc_sock_failed(struct pc_io *io) {
+  int err = 0;
+  int len = sizeof err;
+  if (getsockopt((SOCKET)io->sock, SOL_SOCKET, SO_ERROR, (char *)&err,
+                 &len) != 0 ||
+      err == 0)
+    return 0;
+  last_error = (DWORD)err;
+  last_is_wsa = 1;
+  return 1;
 }
 
 /* ---- Child processes --------------------------------------------------- */

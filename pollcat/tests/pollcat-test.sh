@@ -368,6 +368,39 @@ errors)
   note "child that does not read its stdin -> its status 3, no message"
   ;;
 
+reset)
+  # The peer resets the connection mid-transfer: pollcat must say so and
+  # exit 9, never 0 (under Wine, recv returns 0 after a reset; poll says
+  # POLLERR|POLLHUP). First while pollcat receives: the peer sends 4 MB,
+  # pauses, sends 4 MB more and closes with SO_LINGER 0, discarding what
+  # it still holds.
+  command -v python3 >/dev/null || fail "python3 is missing (scripts/setup-deps)"
+  PEER=$(dirname "$0")/resetpeer.py
+  python3 "$PEER" send-reset port1 4000000 2>p1.err &
+  ppid=$!
+  wait_line port1 '^[0-9]+$'
+  pc connect 127.0.0.1 "$(cat port1)" </dev/null >got1 2>c1.err
+  st=$?
+  wait $ppid
+  expect_status "receiving, peer reset" 9 $st
+  grep -qx 'pollcat: connection: connection reset by peer' c1.err ||
+    fail "receiving: message '$(cat c1.err)'"
+  note "receiving: reset after $(stat -c %s got1) of 8000000 bytes -> 9: $(cat c1.err)"
+  # Then while pollcat sends: the peer reads 1 MB and is killed (SIGKILL)
+  # with more unread, so its kernel resets the connection.
+  head -c 30000000 /dev/zero >big
+  python3 "$PEER" read-kill port2 1000000 2>p2.err &
+  ppid=$!
+  wait_line port2 '^[0-9]+$'
+  pc connect 127.0.0.1 "$(cat port2)" <big >/dev/null 2>c2.err
+  st=$?
+  wait $ppid
+  expect_status "sending, peer killed" 9 $st
+  grep -qx 'pollcat: connection: connection reset by peer' c2.err ||
+    fail "sending: message '$(cat c2.err)'"
+  note "sending: peer killed -> 9: $(cat c2.err)"
+  ;;
+
 *)
   fail "unknown case"
   ;;

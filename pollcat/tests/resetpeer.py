@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""resetpeer.py MODE PORTFILE [BYTES]: a TCP peer for pollcat's reset tests
+that ends the connection with a reset (RST) in the middle of a transfer.
+
+It listens on 127.0.0.1 (a free port, written to PORTFILE), accepts one
+connection, and then:
+  send-reset BYTES  sends BYTES bytes, waits half a second (pollcat reads
+                    them), sends BYTES more and closes with SO_LINGER 0,
+                    which discards what is still queued and sends a reset:
+                    pollcat, receiving, sees its transfer cut short.
+  read-kill BYTES   reads BYTES bytes of what pollcat sends, then kills
+                    itself with SIGKILL while more is unread in its receive
+                    queue; the kernel then resets the connection, as when
+                    a real peer process is killed mid-transfer.
+"""
+import os
+import signal
+import socket
+import struct
+import sys
+
+mode, portfile = sys.argv[1], sys.argv[2]
+count = int(sys.argv[3])
+ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+ls.bind(("127.0.0.1", 0))
+ls.listen(1)
+with open(portfile + ".tmp", "w") as f:
+    f.write("%d\n" % ls.getsockname()[1])
+os.rename(portfile + ".tmp", portfile)
+c, _ = ls.accept()
+if mode == "send-reset":
+    import time
+    block = os.urandom(65536)
+    for part in range(2):
+        sent = 0
+        while sent < count:
+            sent += c.send(block[: min(len(block), count - sent)])
+        if part == 0:
+            time.sleep(0.5)
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    c.close()
+elif mode == "read-kill":
+    got = 0
+    while got < count:
+        d = c.recv(65536)
+        if not d:
+            sys.exit("resetpeer: end of input after %d bytes" % got)
+        got += len(d)
+    # Wait until more has arrived unread, so that the close is a reset.
+    import select
+    select.select([c], [], [], 10)
+    os.kill(os.getpid(), signal.SIGKILL)
+else:
+    sys.exit("resetpeer: unknown mode " + mode)
