@@ -72,6 +72,9 @@ static struct {
   int started;
   double cpu0, t0;
   unsigned long long bytes[3];
+  /* Counts, for finding where a slow relay waits: poll rounds, and the
+   * reads and writes (those that moved data) of each stream. */
+  unsigned long long polls, reads[3], writes[3], zero_writes[3];
 } stats;
 
 /* Every exit after the relay starts goes through here, so --stats is
@@ -81,6 +84,11 @@ static void finish(int status) {
     say("stats: cpu %.1f ms, wall %.1f ms, bytes %llu %llu %llu",
         pc_cpu_ms() - stats.cpu0, pc_now_ms() - stats.t0, stats.bytes[0],
         stats.bytes[1], stats.bytes[2]);
+    say("stats: polls %llu, reads %llu %llu %llu, writes %llu %llu %llu, "
+        "writes that took nothing %llu %llu %llu",
+        stats.polls, stats.reads[0], stats.reads[1], stats.reads[2],
+        stats.writes[0], stats.writes[1], stats.writes[2],
+        stats.zero_writes[0], stats.zero_writes[1], stats.zero_writes[2]);
   }
   fflush(stdout);
   exit(status);
@@ -155,6 +163,7 @@ struct relay {
   int n;
   int input;       /* index of the stream fed by our stdin, or -1 */
   int broken;      /* some reader went away before the end */
+  unsigned long long moves; /* reads and writes that moved data, so far */
   double last_activity;
 };
 
@@ -278,6 +287,7 @@ static int stream_write_once(struct relay *r, struct stream *s, double now) {
     finish(s->dst->kind == PC_IO_SOCKET ? PC_EXIT_NET : PC_EXIT_IO);
   }
   if (w == 0) {
+    stats.zero_writes[s->count - stats.bytes]++;
     if (s->dst->retry_writes) {
       if (s->retrying && s->retry_ms < RETRY_MAX_MS)
         s->retry_ms *= 2;
@@ -288,6 +298,8 @@ static int stream_write_once(struct relay *r, struct stream *s, double now) {
   }
   s->retrying = 0;
   s->retry_ms = RETRY_MIN_MS;
+  stats.writes[s->count - stats.bytes]++;
+  r->moves++;
   s->head += (size_t)w;
   *s->count += (unsigned long long)w;
   r->last_activity = now;
@@ -325,6 +337,8 @@ static int stream_read(struct relay *r, struct stream *s, double now) {
     return 0;
   }
   s->tail += (size_t)got;
+  stats.reads[s->count - stats.bytes]++;
+  r->moves++;
   return 1;
 }
 
@@ -422,6 +436,7 @@ static void relay_run(struct relay *r, int until) {
       timeout = wake <= now ? 0 : (int)ceil(wake - now);
 
     int ready = anypoll_poll_with(opt.backend, pfd, n, timeout);
+    stats.polls++;
     if (ready < 0) {
       if (errno == EINTR)
         continue;
@@ -429,6 +444,7 @@ static void relay_run(struct relay *r, int until) {
       finish(PC_EXIT_IO);
     }
     now = pc_now_ms();
+    unsigned long long moves_before = r->moves;
     for (anypoll_nfds_t k = 0; k < n; k++)
       if (pfd[k].revents & POLLERR)
         for (int i = 0; i < r->n; i++)
@@ -447,6 +463,19 @@ static void relay_run(struct relay *r, int until) {
         stream_pump(r, s, now, can_read, can_write);
       if (s->eof && !s->done && s->head == s->tail)
         stream_end(r, s);
+    }
+    /* A destination without write readiness (a Windows pipe to a child)
+     * waits on a timer; but when data moved this round, most likely the
+     * child has read some of its input (a filter's output is the sign of
+     * it), so try again now rather than sleep. */
+    if (r->moves != moves_before) {
+      for (int i = 0; i < r->n; i++) {
+        struct stream *s = &r->s[i];
+        if (s->retrying && wants_write(s))
+          stream_pump(r, s, now, 0, 1);
+        if (s->eof && !s->done && s->head == s->tail)
+          stream_end(r, s);
+      }
     }
     deadline = relay_deadline(r, &deadline_status);
     if (deadline >= 0 && now >= deadline) {

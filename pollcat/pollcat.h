@@ -70,6 +70,9 @@ struct pc_io {
   int nb_read;
   /* POSIX: a socket we share (our stdin/stdout): MSG_DONTWAIT per call. */
   int dontwait;
+  /* Windows: a pipe read asks PeekNamedPipe first and reads only what is
+   * there, so that reads never block and may repeat in a round. */
+  int peek;
   /* POLLERR was reported for this end (a socket): its end of input is a
    * reset, never a clean finish (Wine's recv returns 0 after a reset). */
   int err_seen;

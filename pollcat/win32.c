@@ -24,8 +24,8 @@
 /* The child's stdin pipe: room for a few nowait writes, each small enough
  * to fit while the child drains it (Wine takes a nowait write whole or
  * not at all). */
-#define CHILD_PIPE_SIZE 65536
-#define CHILD_WRITE 4096
+#define CHILD_PIPE_SIZE 1048576
+#define CHILD_WRITE 262144
 
 static DWORD last_error;
 static int last_is_wsa; /* 2: a would-block outside connect */
@@ -108,6 +108,28 @@ void pc_init(void) {
     _setmode(i, _O_BINARY);
 }
 
+/* Reads and writes per round (pollcat.c, stream_pump). A file never waits
+ * for another process, so its reads and writes may repeat; a pipe's reads
+ * may repeat when PeekNamedPipe says how much is there (and never block
+ * then). A write to our own stdout or stderr pipe blocks while the reader
+ * is slow, one large write as much as many small ones, so it takes all
+ * there is (see the top of this file). */
+static void set_kind(struct pc_io *io, int is_std_out) {
+  DWORD type = GetFileType(io->handle);
+  if (type == FILE_TYPE_DISK) {
+    io->max_write = SIZE_MAX;
+    io->nonblocking = 1;
+    io->nb_read = 1;
+  } else if (type == FILE_TYPE_PIPE) {
+    io->peek = 1;
+    io->nb_read = 1;
+    if (is_std_out) {
+      io->max_write = SIZE_MAX;
+      io->nonblocking = 1;
+    }
+  }
+}
+
 void pc_std_io(int n, struct pc_io *io) {
   memset(io, 0, sizeof *io);
   io->fd = -1;
@@ -120,6 +142,7 @@ void pc_std_io(int n, struct pc_io *io) {
   io->kind = PC_IO_STREAM;
   io->handle = (HANDLE)h;
   io->max_write = CHUNK;
+  set_kind(io, n != 0);
 }
 
 long pc_read(struct pc_io *io, void *buf, size_t len) {
@@ -128,6 +151,27 @@ long pc_read(struct pc_io *io, void *buf, size_t len) {
     if (n >= 0)
       return n;
     return fail_wsa_io();
+  }
+  if (io->peek) {
+    /* After poll returns no helper read is pending on the pipe (anypoll
+     * cancels it), so the peek does not wait behind one. */
+    DWORD avail = 0;
+    if (PeekNamedPipe(io->handle, NULL, 0, NULL, &avail, NULL)) {
+      if (avail == 0) {
+        last_error = WSAEWOULDBLOCK;
+        last_is_wsa = 2; /* PCE_AGAIN */
+        return -1;
+      }
+      if (len > avail)
+        len = avail;
+    } else if (GetLastError() == ERROR_BROKEN_PIPE) {
+      return 0;
+    } else {
+      /* Wine's Unix pipes (a program started from a shell) cannot be
+       * peeked: one blocking read per poll round, as for a console. */
+      io->peek = 0;
+      io->nb_read = 0;
+    }
   }
   DWORD got = 0;
   if (ReadFile(io->handle, buf, (DWORD)len, &got, NULL))
@@ -328,6 +372,8 @@ static int wrap_handle(HANDLE h, int flags, struct pc_io *io) {
   io->sock = PC_NO_SOCK;
   io->handle = h;
   io->max_write = CHUNK;
+  io->peek = 1;
+  io->nb_read = 1;
   io->fd = _open_osfhandle((intptr_t)h, flags);
   return io->fd < 0 ? -1 : 0;
 }
