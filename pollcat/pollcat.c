@@ -48,9 +48,10 @@ static struct {
   int verbose;
   int stats;
   int backend;
-  double quit_after; /* -q, seconds; < 0: off */
+  double quit_after; /* -q, seconds; <= 0: off (-q 0 is nc's: see usage) */
   double wait;       /* -w, seconds; < 0: off */
-} opt = { 0, 0, ANYPOLL_BACKEND_DEFAULT, -1, -1 };
+  int family;        /* -4: AF_INET, -6: AF_INET6, else AF_UNSPEC */
+} opt = { 0, 0, ANYPOLL_BACKEND_DEFAULT, -1, -1, AF_UNSPEC };
 
 static void say(const char *fmt, ...) {
   va_list ap;
@@ -388,7 +389,9 @@ static double relay_deadline(const struct relay *r, int *status) {
     deadline = r->last_activity + opt.wait * 1000;
     *status = PC_EXIT_TIMEOUT;
   }
-  if (opt.quit_after >= 0 && r->input >= 0 && r->s[r->input].eof) {
+  /* -q 0 sets no bound: like nc -q 0 it means "half-close at the end of
+   * stdin and read the reply to its end", which pollcat always does. */
+  if (opt.quit_after > 0 && r->input >= 0 && r->s[r->input].eof) {
     double q = r->last_activity + opt.quit_after * 1000;
     if (deadline < 0 || q <= deadline) {
       deadline = q;
@@ -527,13 +530,14 @@ static struct addrinfo *resolve(const char *host, const char *port,
                                 int passive) {
   struct addrinfo hints, *res = NULL;
   memset(&hints, 0, sizeof hints);
-  hints.ai_family = AF_UNSPEC;
+  hints.ai_family = opt.family;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_protocol = IPPROTO_TCP;
   hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0);
   int rc = getaddrinfo(host, port, &hints, &res);
   if (rc != 0 || res == NULL) {
-    say("unknown host '%s': %s", host, rc != 0 ? gai_strerror(rc) : "no address");
+    say("unknown host '%s': %s", host,
+        rc != 0 ? pc_gai_text(rc) : "no address");
     exit(PC_EXIT_HOST);
   }
   return res;
@@ -633,12 +637,16 @@ static void mode_listen(const char *host, const char *port_text) {
   parse_port(port_text, 1);
   struct addrinfo *res = NULL;
   /* No address: the IPv6 wildcard in dual-stack mode takes IPv4 and IPv6
-   * alike; systems without IPv6 fall back to the IPv4 wildcard. */
+   * alike; systems without IPv6 fall back to the IPv4 wildcard. -4 and -6
+   * take one family's wildcard (-6: IPv6 only). */
   const char *try_hosts[2] = { host, NULL };
   if (host == NULL) {
-    try_hosts[0] = "::";
-    try_hosts[1] = "0.0.0.0";
+    try_hosts[0] = opt.family == AF_INET ? "0.0.0.0" : "::";
+    try_hosts[1] = opt.family == AF_UNSPEC ? "0.0.0.0" : NULL;
   }
+  int dual = host == NULL && opt.family == AF_UNSPEC ? 1
+             : opt.family == AF_INET6                ? -1
+                                                     : 0;
   pc_sock ls = PC_NO_SOCK;
   enum pc_err last = PCE_OTHER;
   char last_text[NI_MAXHOST + 512] = "no usable address";
@@ -651,7 +659,7 @@ static void mode_listen(const char *host, const char *port_text) {
       pc_sock s = pc_socket(ai->ai_family);
       if (s != PC_NO_SOCK &&
           pc_bind_listen(s, ai->ai_addr, (int)ai->ai_addrlen,
-                         host == NULL && ai->ai_family == AF_INET6) == 0) {
+                         ai->ai_family == AF_INET6 ? dual : 0) == 0) {
         ls = s;
         break;
       }
@@ -765,6 +773,10 @@ int main(int argc, char **argv) {
       printf("pollcat %s (anypoll %s)\n", ANYPOLL_VERSION_STRING,
              anypoll_version());
       return 0;
+    } else if (strcmp(a, "-4") == 0) {
+      opt.family = AF_INET;
+    } else if (strcmp(a, "-6") == 0) {
+      opt.family = AF_INET6;
     } else if (strcmp(a, "-v") == 0) {
       opt.verbose = 1;
     } else if (strcmp(a, "--stats") == 0) {

@@ -106,9 +106,12 @@ void pc_shut(struct pc_io *io);
 /* Closes a stream end point we own (a child's pipe). */
 void pc_close(struct pc_io *io);
 
-/* The last failure of a platform call, and its text. */
+/* The last failure of a platform call, and its text (words, the same on
+ * both platforms for the common network errors). */
 enum pc_err pc_error(void);
 const char *pc_error_text(void);
+/* The text of a getaddrinfo failure, without a trailing period. */
+const char *pc_gai_text(int rc);
 
 /* A non-blocking, non-inherited TCP socket; PC_NO_SOCK on failure. */
 pc_sock pc_socket(int family);
@@ -116,8 +119,9 @@ pc_sock pc_socket(int family);
 int pc_connect(pc_sock s, const struct sockaddr *addr, int len);
 /* The outcome of a finished non-blocking connect: 0 or -1 with pc_error. */
 int pc_connect_result(pc_sock s);
-/* Binds (SO_REUSEADDR on POSIX, exclusive use on Windows; dual-stack for
- * IPv6 when dual is set) and listens: 0 or -1 with pc_error. */
+/* Binds (SO_REUSEADDR on POSIX, exclusive use on Windows; for IPv6 dual
+ * 1 is dual-stack, -1 IPv6 only, 0 the system's default) and listens: 0
+ * or -1 with pc_error. */
 int pc_bind_listen(pc_sock s, const struct sockaddr *addr, int len, int dual);
 /* The bound address of s. */
 int pc_local_addr(pc_sock s, struct sockaddr_storage *addr, int *len);

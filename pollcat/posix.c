@@ -66,6 +66,8 @@ const char *pc_error_text(void) {
   }
 }
 
+const char *pc_gai_text(int rc) { return gai_strerror(rc); }
+
 void pc_init(void) {
   /* A reader that goes away is reported by EPIPE and handled; the default
    * action would kill pollcat without a word. */
@@ -205,8 +207,9 @@ int pc_bind_listen(pc_sock s, const struct sockaddr *addr, int len,
   /* Lets a listener restart while old connections linger in TIME_WAIT; on
    * Linux it never lets two sockets listen on one port. */
   setsockopt((int)s, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-  if (dual)
-    setsockopt((int)s, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+  if (dual != 0)
+    setsockopt((int)s, IPPROTO_IPV6, IPV6_V6ONLY, dual > 0 ? &off : &on,
+               sizeof off);
   if (bind((int)s, addr, (socklen_t)len) != 0 || listen((int)s, 1) != 0)
     return fail();
   return 0;

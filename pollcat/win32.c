@@ -76,25 +76,72 @@ enum pc_err pc_error(void) {
   }
 }
 
-const char *pc_error_text(void) {
+/* Words for the errors a user of a network tool meets, the same as the
+ * POSIX build prints (glibc's strerror and gai_strerror), so messages read
+ * alike on both platforms. Wine has no message text for the WSA codes
+ * (FormatMessage fails: "error 10049" was all it could say), and Windows'
+ * own texts end in ". " and a line break. */
+static const struct {
+  DWORD code;
+  const char *text;
+} words[] = {
+  { WSAECONNREFUSED, "connection refused" },
+  { WSAEADDRINUSE, "address in use" },
+  { WSAECONNRESET, "connection reset by peer" },
+  { WSAETIMEDOUT, "connection timed out" },
+  { WSAEADDRNOTAVAIL, "Cannot assign requested address" },
+  { WSAENETUNREACH, "Network is unreachable" },
+  { WSAEHOSTUNREACH, "No route to host" },
+  { WSAENETDOWN, "Network is down" },
+  { WSAECONNABORTED, "Software caused connection abort" },
+  { WSAENETRESET, "Network dropped connection on reset" },
+  { WSAEACCES, "Permission denied" },
+  { WSAEAFNOSUPPORT, "Address family not supported by protocol" },
+  { WSAEMFILE, "Too many open files" },
+  { WSAENOBUFS, "No buffer space available" },
+  { WSAESHUTDOWN, "Cannot send after transport endpoint shutdown" },
+  { WSAENOTCONN, "Transport endpoint is not connected" },
+  /* getaddrinfo's codes (EAI_NONAME is WSAHOST_NOT_FOUND, and so on). */
+  { WSAHOST_NOT_FOUND, "Name or service not known" },
+  { WSATRY_AGAIN, "Temporary failure in name resolution" },
+  { WSANO_RECOVERY, "Non-recoverable failure in name resolution" },
+  { WSANO_DATA, "No address associated with hostname" },
+  { WSAEINVAL, "Invalid argument" },
+  { WSATYPE_NOT_FOUND, "Servname not supported for ai_socktype" },
+  { WSA_NOT_ENOUGH_MEMORY, "Memory allocation failure" },
+};
+
+static const char *text_of(DWORD code) {
   static char text[256];
-  switch (last_error) {
-  /* The wording of the POSIX build, so that messages read the same. */
-  case WSAECONNREFUSED: return "connection refused";
-  case WSAEADDRINUSE: return "address in use";
-  case WSAECONNRESET: return "connection reset by peer";
-  case WSAETIMEDOUT: return "connection timed out";
-  default: break;
-  }
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+    if (words[i].code == code)
+      return words[i].text;
   DWORD n = FormatMessageA(
       FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL,
-      last_error, 0, text, sizeof text, NULL);
+      code, 0, text, sizeof text, NULL);
   while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r' ||
                    text[n - 1] == '.' || text[n - 1] == ' '))
     text[--n] = '\0';
   if (n == 0)
-    snprintf(text, sizeof text, "error %lu", (unsigned long)last_error);
+    snprintf(text, sizeof text, "error %lu", (unsigned long)code);
   return text;
+}
+
+const char *pc_error_text(void) { return text_of(last_error); }
+
+/* mingw's gai_strerror formats the system's text, ". " and all. Wine 8
+ * passes some of glibc's (negative) EAI codes through unchanged, -9 for an
+ * address of the wrong family (-4/-6): those get glibc's words too. */
+const char *pc_gai_text(int rc) {
+  switch (rc) {
+  case -2: return "Name or service not known";
+  case -3: return "Temporary failure in name resolution";
+  case -4: return "Non-recoverable failure in name resolution";
+  case -5: return "No address associated with hostname";
+  case -6: return "ai_family not supported";
+  case -9: return "Address family for hostname not supported";
+  default: return text_of((DWORD)rc);
+  }
 }
 
 void pc_init(void) {
@@ -259,9 +306,10 @@ int pc_bind_listen(pc_sock s, const struct sockaddr *addr, int len,
   DWORD off = 0;
   setsockopt((SOCKET)s, SOL_SOCKET, SO_EXCLUSIVEADDRUSE, (char *)&on,
              sizeof on);
-  if (dual)
-    setsockopt((SOCKET)s, IPPROTO_IPV6, IPV6_V6ONLY, (char *)&off,
-               sizeof off);
+  DWORD v6only = 1;
+  if (dual != 0)
+    setsockopt((SOCKET)s, IPPROTO_IPV6, IPV6_V6ONLY,
+               (char *)(dual > 0 ? &off : &v6only), sizeof off);
   if (bind((SOCKET)s, addr, len) != 0 || listen((SOCKET)s, 1) != 0)
     return fail_wsa();
   return 0;
