@@ -30,7 +30,13 @@ static const char usage_text[] =
     "       pollcat [options] listen [ADDR] PORT\n"
     "       pollcat [options] exec [--] CMD [ARGS...]\n"
     "options:\n"
-    "  -q SECONDS  after end of stdin, quit once idle that long\n"
+    "  -k          listen: keep listening, serve many clients at once (each\n"
+    "              client's data to stdout, or each its own -e command)\n"
+    "  -e CMD      relay the connection to CMD (split at blanks) instead of\n"
+    "              stdin/stdout; with -k, one CMD per client\n"
+    "  -4, -6      IPv4 only, IPv6 only\n"
+    "  -q SECONDS  after end of stdin, quit once idle that long; -q 0 (as\n"
+    "              nc -q 0): no limit, the reply is read to its end\n"
     "  -w SECONDS  connect/accept timeout, and quit (status 7) when idle\n"
     "              that long\n"
     "  -v          say what happens, on stderr\n"
@@ -51,7 +57,9 @@ static struct {
   double quit_after; /* -q, seconds; <= 0: off (-q 0 is nc's: see usage) */
   double wait;       /* -w, seconds; < 0: off */
   int family;        /* -4: AF_INET, -6: AF_INET6, else AF_UNSPEC */
-} opt = { 0, 0, ANYPOLL_BACKEND_DEFAULT, -1, -1, AF_UNSPEC };
+  int keep;          /* -k: keep listening, serve clients at once */
+  char **cmd;        /* -e: the command for each connection, or NULL */
+} opt = { 0, 0, ANYPOLL_BACKEND_DEFAULT, -1, -1, AF_UNSPEC, 0, NULL };
 
 static void say(const char *fmt, ...) {
   va_list ap;
@@ -159,12 +167,17 @@ struct stream {
   unsigned long long *count;
 };
 
+enum { UNTIL_ALL_DONE, UNTIL_OUTPUT_DONE };
+
 struct relay {
   struct stream s[3];
   int n;
   int input;       /* index of the stream fed by our stdin, or -1 */
   int broken;      /* some reader went away before the end */
   unsigned long long moves; /* reads and writes that moved data, so far */
+  int until;       /* UNTIL_ALL_DONE or UNTIL_OUTPUT_DONE */
+  const char *label; /* -k: "client ADDR port N: ", else "" */
+  int failed;      /* -k: the status this relay (one client) failed with */
   double last_activity;
 };
 
@@ -217,22 +230,32 @@ static short revents_of(const struct pollfd *p, anypoll_nfds_t n, int fd) {
   return 0;
 }
 
+/* A relay that cannot go on: pollcat exits with status, or with -k only
+ * this client's relay ends (the message is already said). */
+static void relay_fail(struct relay *r, int status) {
+  if (!opt.keep)
+    finish(status);
+  r->failed = status;
+  for (int i = 0; i < r->n; i++)
+    r->s[i].done = 1;
+}
+
 static void stream_end(struct relay *r, struct stream *s) {
   s->done = 1;
   if (s->shut_dst && s->dst->fd >= 0) {
-    VERBOSE("%s: end of input, shutting down sending to %s", s->src_name,
+    VERBOSE("%s%s: end of input, shutting down sending to %s", r->label, s->src_name,
             s->dst_name);
     pc_shut(s->dst);
   } else {
-    VERBOSE("%s: end of input", s->src_name);
+    VERBOSE("%s%s: end of input", r->label, s->src_name);
   }
   (void)r;
 }
 
 /* The connection was reset: a transfer cut short, never a clean finish. */
-static void connection_reset(const char *name) {
-  say("%s: connection reset by peer", name);
-  finish(PC_EXIT_NET);
+static void connection_reset(struct relay *r, const char *name) {
+  say("%s%s: connection reset by peer", r->label, name);
+  relay_fail(r, PC_EXIT_NET);
 }
 
 /* The end of input from a socket: whether it is really a reset. Linux
@@ -264,18 +287,20 @@ static int stream_write_once(struct relay *r, struct stream *s, double now) {
   if (w < 0) {
     enum pc_err e = pc_error();
     if (s->dst->kind == PC_IO_SOCKET &&
-        (e == PCE_RESET || (e == PCE_PIPE && socket_reset(s->dst))))
-      connection_reset(s->dst_name);
+        (e == PCE_RESET || (e == PCE_PIPE && socket_reset(s->dst)))) {
+      connection_reset(r, s->dst_name);
+      return 0;
+    }
     if (e == PCE_PIPE || e == PCE_RESET) {
       if (s->fatal_broken) {
-        say("%s: reader went away (broken pipe)", s->dst_name);
-        finish(PC_EXIT_PIPE);
+        say("%s%s: reader went away (broken pipe)", r->label, s->dst_name);
+        finish(PC_EXIT_PIPE); /* our own stdout/stderr: even with -k */
       }
       if (s->quiet_broken) {
-        VERBOSE("%s: reader went away, discarding the rest of %s",
+        VERBOSE("%s%s: reader went away, discarding the rest of %s", r->label,
                 s->dst_name, s->src_name);
       } else {
-        say("%s: reader went away, %llu bytes of %s not delivered",
+        say("%s%s: reader went away, %llu bytes of %s not delivered", r->label,
             s->dst_name, (unsigned long long)(s->tail - s->head), s->src_name);
         r->broken = 1;
       }
@@ -284,8 +309,9 @@ static int stream_write_once(struct relay *r, struct stream *s, double now) {
         pc_close(s->dst);
       return 0;
     }
-    say("%s: write failed: %s", s->dst_name, pc_error_text());
-    finish(s->dst->kind == PC_IO_SOCKET ? PC_EXIT_NET : PC_EXIT_IO);
+    say("%s%s: write failed: %s", r->label, s->dst_name, pc_error_text());
+    relay_fail(r, s->dst->kind == PC_IO_SOCKET ? PC_EXIT_NET : PC_EXIT_IO);
+    return 0;
   }
   if (w == 0) {
     stats.zero_writes[s->count - stats.bytes]++;
@@ -323,15 +349,20 @@ static int stream_read(struct relay *r, struct stream *s, double now) {
     return 0;
   if (got < 0) {
     enum pc_err e = pc_error();
-    if (e == PCE_RESET)
-      connection_reset(s->src_name);
-    say("%s: read failed: %s", s->src_name, pc_error_text());
-    finish(s->src->kind == PC_IO_SOCKET ? PC_EXIT_NET : PC_EXIT_IO);
+    if (e == PCE_RESET) {
+      connection_reset(r, s->src_name);
+      return 0;
+    }
+    say("%s%s: read failed: %s", r->label, s->src_name, pc_error_text());
+    relay_fail(r, s->src->kind == PC_IO_SOCKET ? PC_EXIT_NET : PC_EXIT_IO);
+    return 0;
   }
   r->last_activity = now;
   if (got == 0) {
-    if (socket_reset(s->src))
-      connection_reset(s->src_name);
+    if (socket_reset(s->src)) {
+      connection_reset(r, s->src_name);
+      return 0;
+    }
     s->eof = 1;
     if (s->head == s->tail)
       stream_end(r, s);
@@ -378,7 +409,6 @@ static void stream_pump(struct relay *r, struct stream *s, double now,
   }
 }
 
-enum { UNTIL_ALL_DONE, UNTIL_OUTPUT_DONE };
 
 /* When the relay gives up for being idle (-w: status 7; -q once stdin has
  * ended: status 0), whichever comes first; -1 when never. */
@@ -401,94 +431,114 @@ static double relay_deadline(const struct relay *r, int *status) {
   return deadline;
 }
 
-/* Runs the relay until every stream is done (network modes) or until the
- * streams other than the input one are (exec mode: the child's output has
- * ended, whether or not our stdin has). */
-static void relay_run(struct relay *r, int until) {
-  struct pollfd pfd[6];
-  r->last_activity = pc_now_ms();
-  for (;;) {
-    int busy = 0;
-    for (int i = 0; i < r->n; i++)
-      if (!r->s[i].done && (until == UNTIL_ALL_DONE || i != r->input))
-        busy = 1;
-    if (!busy)
-      return;
+/* Whether the relay has work left: every stream (network modes), or the
+ * streams other than the input one (exec: the child's output has ended,
+ * whether or not our stdin has). */
+static int relay_busy(const struct relay *r) {
+  for (int i = 0; i < r->n; i++)
+    if (!r->s[i].done && (r->until == UNTIL_ALL_DONE || i != r->input))
+      return 1;
+  return 0;
+}
 
-    double now = pc_now_ms();
-    int deadline_status;
-    double deadline = relay_deadline(r, &deadline_status);
-
-    anypoll_nfds_t n = 0;
-    double wake = deadline;
-    for (int i = 0; i < r->n; i++) {
-      struct stream *s = &r->s[i];
-      if (wants_read(s))
-        add_fd(pfd, &n, s->src->fd, POLLIN);
-      if (wants_write(s)) {
-        if (s->retrying) {
-          if (wake < 0 || s->retry_at < wake)
-            wake = s->retry_at;
-        } else {
-          add_fd(pfd, &n, s->dst->fd, POLLOUT);
-        }
+/* Adds what the relay waits for to pfd, and lowers *wake (an absolute
+ * time, -1 for none) to its next timer. */
+static void relay_fds(struct relay *r, struct pollfd *pfd, anypoll_nfds_t *n,
+                      double *wake) {
+  int deadline_status;
+  double deadline = relay_deadline(r, &deadline_status);
+  if (deadline >= 0 && (*wake < 0 || deadline < *wake))
+    *wake = deadline;
+  for (int i = 0; i < r->n; i++) {
+    struct stream *s = &r->s[i];
+    if (wants_read(s))
+      add_fd(pfd, n, s->src->fd, POLLIN);
+    if (wants_write(s)) {
+      if (s->retrying) {
+        if (*wake < 0 || s->retry_at < *wake)
+          *wake = s->retry_at;
+      } else {
+        add_fd(pfd, n, s->dst->fd, POLLOUT);
       }
     }
-    int timeout = -1;
-    if (wake >= 0)
-      timeout = wake <= now ? 0 : (int)ceil(wake - now);
+  }
+}
 
-    int ready = anypoll_poll_with(opt.backend, pfd, n, timeout);
-    stats.polls++;
-    if (ready < 0) {
-      if (errno == EINTR)
-        continue;
-      say("poll failed: %s", strerror(errno));
-      finish(PC_EXIT_IO);
-    }
-    now = pc_now_ms();
-    unsigned long long moves_before = r->moves;
-    for (anypoll_nfds_t k = 0; k < n; k++)
-      if (pfd[k].revents & POLLERR)
-        for (int i = 0; i < r->n; i++)
-          if (r->s[i].src->fd == (int)pfd[k].fd &&
-              r->s[i].src->kind == PC_IO_SOCKET)
-            r->s[i].src->err_seen = 1;
+/* Does what the poll's answer allows, then checks -q and -w. */
+static void relay_handle(struct relay *r, const struct pollfd *pfd,
+                         anypoll_nfds_t n, double now) {
+  unsigned long long moves_before = r->moves;
+  for (anypoll_nfds_t k = 0; k < n; k++)
+    if (pfd[k].revents & POLLERR)
+      for (int i = 0; i < r->n; i++)
+        if (r->s[i].src->fd == (int)pfd[k].fd &&
+            r->s[i].src->kind == PC_IO_SOCKET)
+          r->s[i].src->err_seen = 1;
+  for (int i = 0; i < r->n; i++) {
+    struct stream *s = &r->s[i];
+    int can_write = 0, can_read = 0;
+    if (wants_write(s))
+      can_write = s->retrying ? now >= s->retry_at
+                              : revents_of(pfd, n, s->dst->fd) != 0;
+    if (wants_read(s))
+      can_read = revents_of(pfd, n, s->src->fd) != 0;
+    if (can_read || can_write)
+      stream_pump(r, s, now, can_read, can_write);
+    if (s->eof && !s->done && s->head == s->tail)
+      stream_end(r, s);
+  }
+  /* A destination without write readiness (a Windows pipe to a child)
+   * waits on a timer; but when data moved this round, most likely the
+   * child has read some of its input (a filter's output is the sign of
+   * it), so try again now rather than sleep. */
+  if (r->moves != moves_before) {
     for (int i = 0; i < r->n; i++) {
       struct stream *s = &r->s[i];
-      int can_write = 0, can_read = 0;
-      if (wants_write(s))
-        can_write = s->retrying ? now >= s->retry_at
-                                : revents_of(pfd, n, s->dst->fd) != 0;
-      if (wants_read(s))
-        can_read = revents_of(pfd, n, s->src->fd) != 0;
-      if (can_read || can_write)
-        stream_pump(r, s, now, can_read, can_write);
+      if (s->retrying && wants_write(s))
+        stream_pump(r, s, now, 0, 1);
       if (s->eof && !s->done && s->head == s->tail)
         stream_end(r, s);
     }
-    /* A destination without write readiness (a Windows pipe to a child)
-     * waits on a timer; but when data moved this round, most likely the
-     * child has read some of its input (a filter's output is the sign of
-     * it), so try again now rather than sleep. */
-    if (r->moves != moves_before) {
-      for (int i = 0; i < r->n; i++) {
-        struct stream *s = &r->s[i];
-        if (s->retrying && wants_write(s))
-          stream_pump(r, s, now, 0, 1);
-        if (s->eof && !s->done && s->head == s->tail)
-          stream_end(r, s);
-      }
-    }
-    deadline = relay_deadline(r, &deadline_status);
-    if (deadline >= 0 && now >= deadline) {
-      if (deadline_status == PC_EXIT_TIMEOUT)
-        say("timed out: idle for %g seconds", opt.wait);
-      else
-        VERBOSE("quitting: idle for %g seconds after end of stdin",
-                opt.quit_after);
-      finish(deadline_status);
-    }
+  }
+  int deadline_status;
+  double deadline = relay_deadline(r, &deadline_status);
+  if (relay_busy(r) && deadline >= 0 && now >= deadline) {
+    if (deadline_status == PC_EXIT_TIMEOUT)
+      say("%stimed out: idle for %g seconds", r->label, opt.wait);
+    else
+      VERBOSE("%squitting: idle for %g seconds after end of input", r->label,
+              opt.quit_after);
+    relay_fail(r, deadline_status);
+  }
+}
+
+static int poll_timeout(double wake, double now) {
+  if (wake < 0)
+    return -1;
+  return wake <= now ? 0 : (int)ceil(wake - now);
+}
+
+static int poll_all(struct pollfd *pfd, anypoll_nfds_t n, int timeout) {
+  int ready = anypoll_poll_with(opt.backend, pfd, n, timeout);
+  stats.polls++;
+  if (ready < 0 && errno != EINTR) {
+    say("poll failed: %s", strerror(errno));
+    finish(PC_EXIT_IO);
+  }
+  return ready;
+}
+
+/* Runs one relay until it is done (see relay_busy). */
+static void relay_run(struct relay *r) {
+  struct pollfd pfd[8];
+  r->last_activity = pc_now_ms();
+  while (relay_busy(r)) {
+    anypoll_nfds_t n = 0;
+    double wake = -1;
+    relay_fds(r, pfd, &n, &wake);
+    if (poll_all(pfd, n, poll_timeout(wake, pc_now_ms())) < 0)
+      continue;
+    relay_handle(r, pfd, n, pc_now_ms());
   }
 }
 
@@ -509,6 +559,7 @@ static void relay_socket(pc_sock sock) {
   }
   struct relay r;
   memset(&r, 0, sizeof r);
+  r.label = "";
   r.n = 2;
   r.input = 0;
   stream_init(&r.s[0], "stdin", &in, "connection", &net, &stats.bytes[0]);
@@ -520,8 +571,196 @@ static void relay_socket(pc_sock sock) {
     finish(PC_EXIT_IO);
   }
   relay_start();
-  relay_run(&r, UNTIL_ALL_DONE);
+  r.until = UNTIL_ALL_DONE;
+  relay_run(&r);
   finish(r.broken ? PC_EXIT_PIPE : PC_EXIT_OK);
+}
+
+/* Starts argv with pipes; 0, or the exit status for the failure (said). */
+static int spawn(char **argv, struct pc_io io[3], struct pc_child *child) {
+  if (pc_spawn(argv, io, child) == 0)
+    return 0;
+  enum pc_err e = pc_error();
+  if (e == PCE_NOENT) {
+    say("exec %s: command not found", argv[0]);
+    return PC_EXIT_NOCMD;
+  }
+  say("exec %s: %s", argv[0], pc_error_text());
+  return e == PCE_ACCESS ? PC_EXIT_NOEXEC : PC_EXIT_IO;
+}
+
+/* ---- -e and -k: a command per connection, many connections at once ----- */
+
+#define MAX_CLIENTS 64
+
+/* One connection: relayed to our stdout (-k alone), or to a child of its
+ * own (-e), whose stderr goes to ours. */
+struct session {
+  struct relay r;
+  struct pc_io net, child_io[3];
+  struct pc_child child;
+  int has_child;
+  char label[NI_MAXHOST + 64]; /* "client ADDR port N: " with -k */
+  char name[NI_MAXHOST + 64];  /* the connection's name in messages */
+};
+
+static struct pc_io std_out, std_err;
+
+/* 0, or -1 when the connection could not be served (said; sock closed,
+ * or with -k alone the status to exit with is returned by session_end). */
+static int session_start(struct session *c, pc_sock sock, const char *who) {
+  memset(c, 0, sizeof *c);
+  snprintf(c->name, sizeof c->name, "connection");
+  if (opt.keep)
+    snprintf(c->label, sizeof c->label, "client %s: ", who);
+  c->r.label = c->label;
+  if (pc_sock_io(sock, &c->net) != 0) {
+    say("%scannot use the connection: %s", c->label, pc_error_text());
+    pc_sock_close(sock);
+    return -1;
+  }
+  struct relay *r = &c->r;
+  if (opt.cmd != NULL) {
+    int rc = spawn(opt.cmd, c->child_io, &c->child);
+    if (rc != 0) {
+      pc_sock_io_close(&c->net);
+      if (!opt.keep)
+        finish(rc);
+      return -1;
+    }
+    c->has_child = 1;
+    VERBOSE("%sstarted %s", c->label, opt.cmd[0]);
+    r->n = 3;
+    r->input = 0;
+    r->until = UNTIL_OUTPUT_DONE;
+    stream_init(&r->s[0], c->name, &c->net, "child stdin", &c->child_io[0],
+                &stats.bytes[0]);
+    r->s[0].shut_dst = 1;
+    r->s[0].quiet_broken = 1;
+    stream_init(&r->s[1], "child stdout", &c->child_io[1], c->name, &c->net,
+                &stats.bytes[1]);
+    r->s[1].shut_dst = 1;
+    stream_init(&r->s[2], "child stderr", &c->child_io[2], "stderr", &std_err,
+                &stats.bytes[2]);
+    r->s[2].fatal_broken = 1;
+  } else {
+    /* -k alone: each client's data to stdout; stdin is not read (it could
+     * go to one client only), and our sending side stays open until the
+     * client closes. */
+    r->n = 1;
+    r->input = -1;
+    r->until = UNTIL_ALL_DONE;
+    stream_init(&r->s[0], c->name, &c->net, "stdout", &std_out,
+                &stats.bytes[1]);
+    r->s[0].fatal_broken = 1;
+  }
+  r->last_activity = pc_now_ms();
+  return 0;
+}
+
+/* Closes what the session holds and returns its status: the failure's,
+ * else the child's (-e), else 0. */
+static int session_end(struct session *c) {
+  int status = c->r.failed;
+  for (int i = 0; i < c->r.n; i++)
+    free(c->r.s[i].buf);
+  pc_sock_io_close(&c->net);
+  if (c->has_child) {
+    for (int i = 0; i < 3; i++)
+      pc_close(&c->child_io[i]);
+    /* Its output has ended (or the relay failed and its pipes are closed
+     * now), so it is exiting. */
+    int child_status = pc_child_wait(&c->child);
+    if (child_status < 0) {
+      say("%swaiting for %s failed: %s", c->label, opt.cmd[0],
+          pc_error_text());
+      child_status = PC_EXIT_IO;
+    }
+    VERBOSE("%s%s exited with status %d", c->label, opt.cmd[0], child_status);
+    if (status == 0)
+      status = child_status;
+  }
+  VERBOSE("%sdone, status %d", c->label, status);
+  return status;
+}
+
+/* -e without -k: one connection served by the command; pollcat's status
+ * is the command's (or the relay's failure). */
+static void serve_one(pc_sock sock) {
+  pc_std_io(1, &std_out);
+  pc_std_io(2, &std_err);
+  static struct session c;
+  if (session_start(&c, sock, "") != 0)
+    finish(PC_EXIT_NET);
+  relay_start();
+  relay_run(&c.r);
+  finish(session_end(&c));
+}
+
+/* -k: accepts clients and serves up to MAX_CLIENTS at once, each with its
+ * own relay, all waited on in one anypoll_poll call with the listener. */
+static void serve_clients(pc_sock ls) {
+  static struct pc_io lio;
+  static struct session *clients[MAX_CLIENTS];
+  static struct pollfd pfd[MAX_CLIENTS * 6 + 1];
+  pc_std_io(1, &std_out);
+  pc_std_io(2, &std_err);
+  if (opt.cmd == NULL && std_out.fd < 0) {
+    say("stdout is not open");
+    exit(PC_EXIT_IO);
+  }
+  if (pc_sock_io(ls, &lio) != 0) {
+    say("cannot wait on the listener: %s", pc_error_text());
+    exit(PC_EXIT_NET);
+  }
+  relay_start();
+  int count = 0;
+  for (;;) {
+    anypoll_nfds_t n = 0;
+    double wake = -1;
+    if (count < MAX_CLIENTS)
+      add_fd(pfd, &n, lio.fd, POLLIN);
+    for (int i = 0; i < count; i++)
+      relay_fds(&clients[i]->r, pfd, &n, &wake);
+    if (poll_all(pfd, n, poll_timeout(wake, pc_now_ms())) < 0)
+      continue;
+    double now = pc_now_ms();
+    for (int i = 0; i < count; i++) {
+      relay_handle(&clients[i]->r, pfd, n, now);
+      if (!relay_busy(&clients[i]->r)) {
+        session_end(clients[i]);
+        free(clients[i]);
+        clients[i--] = clients[--count];
+      }
+    }
+    if (count < MAX_CLIENTS && revents_of(pfd, n, lio.fd) != 0) {
+      struct sockaddr_storage ss;
+      int len = sizeof ss;
+      pc_sock c = pc_accept(ls, &ss, &len);
+      if (c == PC_NO_SOCK) {
+        enum pc_err e = pc_error();
+        if (e != PCE_AGAIN && e != PCE_RESET)
+          say("accept failed: %s", pc_error_text());
+        continue;
+      }
+      char port[NI_MAXSERV], who[NI_MAXHOST + NI_MAXSERV + 8];
+      const char *addr =
+          addr_text((struct sockaddr *)&ss, len, port, sizeof port);
+      snprintf(who, sizeof who, "%s port %s", addr, port);
+      VERBOSE("connection from %s", who);
+      struct session *sess = malloc(sizeof *sess);
+      if (sess == NULL) {
+        say("out of memory");
+        pc_sock_close(c);
+        continue;
+      }
+      if (session_start(sess, c, who) != 0) {
+        free(sess);
+        continue;
+      }
+      clients[count++] = sess;
+    }
+  }
 }
 
 /* ---- Modes -------------------------------------------------------------- */
@@ -621,6 +860,8 @@ static void mode_connect(const char *host, const char *port_text) {
     }
     VERBOSE("connected to %s port %s", addr, port);
     freeaddrinfo(res);
+    if (opt.cmd != NULL)
+      serve_one(s);
     relay_socket(s);
   }
   freeaddrinfo(res);
@@ -681,6 +922,8 @@ static void mode_listen(const char *host, const char *port_text) {
   if (pc_local_addr(ls, &ss, &len) == 0)
     VERBOSE("listening on %s port %s",
             addr_text((struct sockaddr *)&ss, len, port, sizeof port), port);
+  if (opt.keep)
+    serve_clients(ls);
   for (;;) {
     if (wait_socket(ls, POLLIN) != 0) {
       say("timed out waiting for a connection");
@@ -699,6 +942,8 @@ static void mode_listen(const char *host, const char *port_text) {
     VERBOSE("connection from %s port %s",
             addr_text((struct sockaddr *)&ss, len, port, sizeof port), port);
     pc_sock_close(ls);
+    if (opt.cmd != NULL)
+      serve_one(c);
     relay_socket(c);
   }
 }
@@ -706,21 +951,16 @@ static void mode_listen(const char *host, const char *port_text) {
 static void mode_exec(char **argv) {
   static struct pc_io in, out, err, child_io[3];
   struct pc_child child;
-  if (pc_spawn(argv, child_io, &child) != 0) {
-    enum pc_err e = pc_error();
-    if (e == PCE_NOENT) {
-      say("exec %s: command not found", argv[0]);
-      exit(PC_EXIT_NOCMD);
-    }
-    say("exec %s: %s", argv[0], pc_error_text());
-    exit(e == PCE_ACCESS ? PC_EXIT_NOEXEC : PC_EXIT_IO);
-  }
+  int rc = spawn(argv, child_io, &child);
+  if (rc != 0)
+    exit(rc);
   VERBOSE("started %s", argv[0]);
   pc_std_io(0, &in);
   pc_std_io(1, &out);
   pc_std_io(2, &err);
   struct relay r;
   memset(&r, 0, sizeof r);
+  r.label = "";
   r.n = 3;
   r.input = 0;
   stream_init(&r.s[0], "stdin", &in, "child stdin", &child_io[0],
@@ -736,7 +976,8 @@ static void mode_exec(char **argv) {
   if (in.fd < 0)
     pc_shut(&child_io[0]);
   relay_start();
-  relay_run(&r, UNTIL_OUTPUT_DONE);
+  r.until = UNTIL_OUTPUT_DONE;
+  relay_run(&r);
   /* The child's output has ended; what is left is to collect its status
    * (it may still be running, with its output closed). */
   int status = pc_child_wait(&child);
@@ -749,6 +990,33 @@ static void mode_exec(char **argv) {
 }
 
 /* ---- Command line ------------------------------------------------------- */
+
+/* -e CMD: the command line split at blanks, as ncat -e does (no quoting;
+ * a command with awkward arguments belongs in a script). */
+static char **split_command(const char *line) {
+  size_t len = strlen(line);
+  char *copy = malloc(len + 1);
+  char **argv = malloc((len / 2 + 2) * sizeof *argv);
+  if (copy == NULL || argv == NULL) {
+    say("out of memory");
+    exit(PC_EXIT_IO);
+  }
+  memcpy(copy, line, len + 1);
+  int n = 0;
+  for (char *p = copy; *p != '\0';) {
+    while (*p == ' ' || *p == '\t')
+      *p++ = '\0';
+    if (*p == '\0')
+      break;
+    argv[n++] = p;
+    while (*p != '\0' && *p != ' ' && *p != '\t')
+      p++;
+  }
+  argv[n] = NULL;
+  if (n == 0)
+    usage_error("-e needs a command%s", "");
+  return argv;
+}
 
 int main(int argc, char **argv) {
   pc_init();
@@ -773,6 +1041,12 @@ int main(int argc, char **argv) {
       printf("pollcat %s (anypoll %s)\n", ANYPOLL_VERSION_STRING,
              anypoll_version());
       return 0;
+    } else if (strcmp(a, "-k") == 0) {
+      opt.keep = 1;
+    } else if (strcmp(a, "-e") == 0) {
+      if (++i >= argc)
+        usage_error("-e needs a command%s", "");
+      opt.cmd = split_command(argv[i]);
     } else if (strcmp(a, "-4") == 0) {
       opt.family = AF_INET;
     } else if (strcmp(a, "-6") == 0) {
@@ -801,6 +1075,8 @@ int main(int argc, char **argv) {
     usage_error("missing mode: connect, listen or exec%s", "");
   const char *mode = pos[0];
   if (strcmp(mode, "connect") == 0) {
+    if (opt.keep)
+      usage_error("-k goes with listen%s", "");
     if (npos != 3)
       usage_error("connect needs HOST and PORT%s", "");
     mode_connect(pos[1], pos[2]);
@@ -809,6 +1085,8 @@ int main(int argc, char **argv) {
       usage_error("listen needs [ADDR] PORT%s", "");
     mode_listen(npos == 3 ? pos[1] : NULL, pos[npos - 1]);
   } else if (strcmp(mode, "exec") == 0) {
+    if (opt.cmd != NULL || opt.keep)
+      usage_error("exec takes no -e or -k%s", "");
     if (npos != 1)
       usage_error("exec takes no arguments before the command%s", "");
     if (i >= argc)

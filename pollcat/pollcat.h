@@ -129,6 +129,8 @@ int pc_local_addr(pc_sock s, struct sockaddr_storage *addr, int *len);
  * failure with pc_error. */
 pc_sock pc_accept(pc_sock s, struct sockaddr_storage *addr, int *len);
 void pc_sock_close(pc_sock s);
+/* Closes the socket of a relay end point made by pc_sock_io. */
+void pc_sock_io_close(struct pc_io *io);
 /* Makes a connected socket a relay end point. 0, or -1 with pc_error. */
 int pc_sock_io(pc_sock s, struct pc_io *io);
 /* Whether SO_ERROR reports an error on the socket behind io (1, with

@@ -210,7 +210,7 @@ int pc_bind_listen(pc_sock s, const struct sockaddr *addr, int len,
   if (dual != 0)
     setsockopt((int)s, IPPROTO_IPV6, IPV6_V6ONLY, dual > 0 ? &off : &on,
                sizeof off);
-  if (bind((int)s, addr, (socklen_t)len) != 0 || listen((int)s, 1) != 0)
+  if (bind((int)s, addr, (socklen_t)len) != 0 || listen((int)s, 64) != 0)
     return fail();
   return 0;
 }
@@ -238,6 +238,12 @@ pc_sock pc_accept(pc_sock s, struct sockaddr_storage *addr, int *len) {
 }
 
 void pc_sock_close(pc_sock s) { close((int)s); }
+
+void pc_sock_io_close(struct pc_io *io) {
+  if (io->fd >= 0)
+    close(io->fd);
+  io->fd = -1;
+}
 
 int pc_sock_io(pc_sock s, struct pc_io *io) {
   memset(io, 0, sizeof *io);

@@ -310,7 +310,7 @@ int pc_bind_listen(pc_sock s, const struct sockaddr *addr, int len,
   if (dual != 0)
     setsockopt((SOCKET)s, IPPROTO_IPV6, IPV6_V6ONLY,
                (char *)(dual > 0 ? &off : &v6only), sizeof off);
-  if (bind((SOCKET)s, addr, len) != 0 || listen((SOCKET)s, 1) != 0)
+  if (bind((SOCKET)s, addr, len) != 0 || listen((SOCKET)s, 64) != 0)
     return fail_wsa();
   return 0;
 }
@@ -336,6 +336,24 @@ pc_sock pc_accept(pc_sock s, struct sockaddr_storage *addr, int *len) {
 }
 
 void pc_sock_close(pc_sock s) { closesocket((SOCKET)s); }
+
+/* The C runtime descriptor must go (its table is finite) but _close would
+ * CloseHandle the socket, which Winsock forbids; and closing the socket
+ * first would let _close close whatever handle reuses its value (anypoll's
+ * helper threads create handles at any time). So the handle is protected
+ * while _close frees the descriptor (its CloseHandle fails), then closed
+ * the proper way. */
+void pc_sock_io_close(struct pc_io *io) {
+  if (io->fd < 0)
+    return;
+  HANDLE h = (HANDLE)io->sock;
+  SetHandleInformation(h, HANDLE_FLAG_PROTECT_FROM_CLOSE,
+                       HANDLE_FLAG_PROTECT_FROM_CLOSE);
+  _close(io->fd);
+  SetHandleInformation(h, HANDLE_FLAG_PROTECT_FROM_CLOSE, 0);
+  closesocket((SOCKET)io->sock);
+  io->fd = -1;
+}
 
 int pc_sock_io(pc_sock s, struct pc_io *io) {
   memset(io, 0, sizeof *io);
