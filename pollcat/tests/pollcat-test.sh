@@ -142,6 +142,26 @@ dual_stack)
     expect_status "listen (for $target)" 0 $?
     cmp -s got $m || fail "listener got '$(cat got)' from $target"
   done
+  # -4: the IPv4 wildcard only; -6: the IPv6 wildcard, IPv6 only (an IPv4
+  # client is refused).
+  pc -v -4 listen 0 </dev/null >got 2>l.err &
+  lpid=$!
+  listen_port l.err
+  grep -q 'listening on 0\.0\.0\.0 port' l.err || fail "-4: $(cat l.err)"
+  pc connect 127.0.0.1 "$PORT" <m4 >/dev/null 2>c.err
+  expect_status "connect 127.0.0.1 to -4" 0 $?
+  wait $lpid
+  cmp -s got m4 || fail "-4 listener got '$(cat got)'"
+  pc -v -6 listen 0 </dev/null >got 2>l.err &
+  lpid=$!
+  listen_port l.err
+  grep -q 'listening on :: port' l.err || fail "-6: $(cat l.err)"
+  pc connect 127.0.0.1 "$PORT" <m4 >/dev/null 2>c.err
+  expect_status "IPv4 client of -6 listen" 5 $?
+  pc -6 connect ::1 "$PORT" <m6 >/dev/null 2>c.err
+  expect_status "-6 connect ::1 to -6 listen" 0 $?
+  wait $lpid
+  cmp -s got m6 || fail "-6 listener got '$(cat got)'"
   # An explicit IPv6 address.
   pc -v listen ::1 0 </dev/null >got 2>l.err &
   lpid=$!
@@ -327,7 +347,13 @@ errors)
     grep -qE "^pollcat: $re" err.txt || fail "$what: message '$(cat err.txt)' does not match '$re'"
     note "$what -> $got: $(cat err.txt)"
   }
-  check "unknown host" 4 "unknown host 'nosuch\.invalid'" connect nosuch.invalid 80
+  # Messages end in a word: no ". " left from Windows' texts.
+  check "unknown host" 4 "unknown host 'nosuch\.invalid': [A-Za-z][^.]*[a-z]\$" connect nosuch.invalid 80
+  check "-4 with an IPv6 address" 4 "unknown host '::1': Address family for hostname not supported\$" -4 connect ::1 80
+  check "-6 with an IPv4 address" 4 "unknown host '127\.0\.0\.1': Address family for hostname not supported\$" -6 connect 127.0.0.1 80
+  # An address that is not ours: words, not "error 10049".
+  check "address not ours" 9 "listen on 192\.0\.2\.1 port 9000: Cannot assign requested address\$" listen 192.0.2.1 9000
+  check "-k with connect" 2 "-k goes with listen" -k connect 127.0.0.1 1
   check "bad port (range)" 3 "bad port '99999'" connect 127.0.0.1 99999
   check "bad port (text)" 3 "bad port 'http'" connect 127.0.0.1 http
   check "bad port (listen)" 3 "bad port '65536'" listen 127.0.0.1 65536
@@ -375,7 +401,7 @@ reset)
   # pauses, sends 4 MB more and closes with SO_LINGER 0, discarding what
   # it still holds.
   command -v python3 >/dev/null || fail "python3 is missing (scripts/setup-deps)"
-  PEER=$(dirname "$0")/resetpeer.py
+  PEER=$(dirname "$0")/peer.py
   python3 "$PEER" send-reset port1 4000000 2>p1.err &
   ppid=$!
   wait_line port1 '^[0-9]+$'
@@ -399,6 +425,188 @@ reset)
   grep -qx 'pollcat: connection: connection reset by peer' c2.err ||
     fail "sending: message '$(cat c2.err)'"
   note "sending: peer killed -> 9: $(cat c2.err)"
+  ;;
+
+keep)
+  # -k -e: one listener serves three clients at once, each with a child of
+  # its own (pccat --exit 3, an echo); bash's /dev/tcp are the clients.
+  pc -v -k -e "$CAT --exit 3" listen 127.0.0.1 0 </dev/null >/dev/null 2>l.err &
+  lpid=$!
+  listen_port l.err
+  exec 3<>"/dev/tcp/127.0.0.1/$PORT" || fail "client A cannot connect"
+  exec 4<>"/dev/tcp/127.0.0.1/$PORT" || fail "client B cannot connect"
+  exec 5<>"/dev/tcp/127.0.0.1/$PORT" || fail "client C cannot connect"
+  # All three are connected; each gets its own echo, in any order.
+  printf 'from C\n' >&5
+  printf 'from A\n' >&3
+  printf 'from B\n' >&4
+  read -r -t 60 c <&5 || fail "client C: no echo"
+  read -r -t 60 b <&4 || fail "client B: no echo"
+  read -r -t 60 a <&3 || fail "client A: no echo"
+  [ "$a|$b|$c" = "from A|from B|from C" ] || fail "echoes: '$a|$b|$c'"
+  # B and C leave; A is still served, by the same child as before.
+  exec 4>&- 5>&-
+  printf 'A again\n' >&3
+  read -r -t 60 a <&3 || fail "client A: no second echo"
+  [ "$a" = "A again" ] || fail "client A's second echo: '$a'"
+  exec 3>&-
+  for _ in $(seq 600); do
+    [ "$(grep -c 'done, status 3$' l.err)" = 3 ] && break
+    sleep 0.1
+  done
+  [ "$(grep -c 'started' l.err)" = 3 ] || fail "not three children: $(cat l.err)"
+  [ "$(grep -c 'done, status 3$' l.err)" = 3 ] || fail "not three clients done: $(cat l.err)"
+  kill -0 $lpid 2>/dev/null || fail "the -k listener did not keep listening"
+  # -k alone: two clients at once, each one's data to stdout.
+  pc -v -k listen 127.0.0.1 0 </dev/null >k.out 2>k.err &
+  kpid=$!
+  listen_port k.err
+  exec 3<>"/dev/tcp/127.0.0.1/$PORT" || fail "client 1 cannot connect"
+  exec 4<>"/dev/tcp/127.0.0.1/$PORT" || fail "client 2 cannot connect"
+  printf 'one\n' >&3
+  printf 'two\n' >&4
+  exec 3>&- 4>&-
+  for _ in $(seq 600); do
+    [ "$(grep -c ': done, status 0$' k.err)" = 2 ] && break
+    sleep 0.1
+  done
+  [ "$(sort k.out | tr '\n' ' ')" = "one two " ] || fail "-k stdout: '$(cat k.out)'"
+  # -e with connect: the child talks to the far side; its status is ours.
+  printf 'ping\n' >msg
+  pc -v listen 127.0.0.1 0 <msg >got 2>l2.err &
+  l2pid=$!
+  listen_port l2.err
+  pc -e "$CAT --exit 5" connect 127.0.0.1 "$PORT" </dev/null >/dev/null 2>e.err
+  expect_status "-e connect" 5 $?
+  wait $l2pid
+  expect_status "listener for -e" 0 $?
+  cmp -s msg got || fail "-e: far side got back '$(cat got)'"
+  note "-k -e served 3 clients at once (3 children, status 3 each); -k took 2 clients' data; -e connect -> child status 5"
+  # Usage: -k goes with listen only, -e not with exec.
+  "${RUN[@]}" "$PC" -k connect 127.0.0.1 1 </dev/null >/dev/null 2>u.err
+  expect_status "-k connect" 2 $?
+  "${RUN[@]}" "$PC" -e "$CAT" exec -- "$CAT" </dev/null >/dev/null 2>u.err
+  expect_status "-e exec" 2 $?
+  kill $lpid $kpid 2>/dev/null
+  wait $lpid $kpid 2>/dev/null
+  ;;
+
+quit_zero)
+  # -q 0 as nc -q 0: stdin ends at once (half-close), and the reply, sent
+  # 0.5 s after the far side saw the end of input, arrives in full.
+  command -v python3 >/dev/null || fail "python3 is missing (scripts/setup-deps)"
+  PEER=$(dirname "$0")/peer.py
+  printf 'GET / HTTP/1.0\r\n\r\n' >req
+  python3 "$PEER" reply-after-eof port 2000000 0.5 2>p.err &
+  ppid=$!
+  wait_line port '^[0-9]+$'
+  pc -q 0 connect 127.0.0.1 "$(cat port)" <req >got 2>c.err
+  expect_status "-q 0" 0 $?
+  wait $ppid
+  [ "$(stat -c %s got)" = 2000000 ] || fail "-q 0: $(stat -c %s got) of 2000000 bytes of the reply"
+  grep -qx 'peer: request of 18 bytes' p.err || fail "far side: $(cat p.err)"
+  note "-q 0: request sent, end of input seen, 2000000-byte reply read in full"
+  ;;
+
+interop_socat | interop_ncat)
+  # pollcat against a real socat or ncat peer (scripts/setup-deps installs
+  # them): both directions at once, each way as client and as server,
+  # half-close, and a reset mid-transfer.
+  tool=${case_name#interop_}
+  command -v $tool >/dev/null || { echo "$tool is not installed: skipped"; exit 77; }
+  head -c 3000000 /dev/urandom >q
+  head -c 2000000 /dev/urandom >r
+  free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+  # tool_listen PORT: the tool as server on its stdio, always run in the
+  # background (exec: $! is the tool itself); socat waits up to 60 s (not
+  # 0.5) for the other direction after one has ended.
+  tool_listen() {
+    case $tool in
+    socat) exec socat -t 60 "TCP-LISTEN:$1,bind=127.0.0.1,reuseaddr" STDIO ;;
+    ncat) exec ncat -l 127.0.0.1 "$1" ;;
+    esac
+  }
+  tool_connect() {
+    case $tool in
+    socat) socat -t 60 STDIO "TCP:127.0.0.1:$1" ;;
+    ncat) ncat 127.0.0.1 "$1" ;;
+    esac
+  }
+  # pc_connect_retry PORT ARGS...: until the tool listens (refused: 5).
+  pc_connect_retry() {
+    local port=$1 st
+    shift
+    for _ in $(seq 100); do
+      pc "$@" connect 127.0.0.1 "$port" <"$IN" >"$OUT" 2>c.err
+      st=$?
+      [ $st = 5 ] || return $st
+      sleep 0.1
+    done
+    return $st
+  }
+  # 1. pollcat connects to the tool; both send at once, both half-close.
+  P=$(free_port)
+  tool_listen $P <r >t.got 2>t.err &
+  tpid=$!
+  IN=q OUT=p.got pc_connect_retry $P
+  expect_status "pollcat connect to $tool" 0 $?
+  wait $tpid
+  expect_status "$tool listen" 0 $?
+  cmp -s q t.got || fail "$tool got $(stat -c %s t.got) of 3000000 bytes from pollcat"
+  cmp -s r p.got || fail "pollcat got $(stat -c %s p.got) of 2000000 bytes from $tool"
+  # 2. The tool connects to pollcat listen.
+  pc -v listen 127.0.0.1 0 <q >p.got 2>l.err &
+  lpid=$!
+  listen_port l.err
+  tool_connect $PORT <r >t.got 2>t.err
+  expect_status "$tool connect to pollcat" 0 $?
+  wait $lpid
+  expect_status "pollcat listen for $tool" 0 $?
+  cmp -s q t.got || fail "$tool got $(stat -c %s t.got) of 3000000 bytes from pollcat listen"
+  cmp -s r p.got || fail "pollcat listen got $(stat -c %s p.got) of 2000000 bytes from $tool"
+  # 3. Half-close: pollcat's stdin is empty (it shuts down at once) and
+  # the tool's data still arrives in full; then the other way round.
+  # ncat ends the whole connection when it reads the end of input from
+  # the network (it sent 8 KiB of 2 MB here, then closed), so only socat
+  # can show the first half.
+  if [ $tool = socat ]; then
+    P=$(free_port)
+    tool_listen $P <r >t.got 2>t.err &
+    tpid=$!
+    IN=/dev/null OUT=p.got pc_connect_retry $P
+    expect_status "half-close, pollcat sends nothing" 0 $?
+    wait $tpid
+    [ ! -s t.got ] || fail "$tool got data from an empty stdin"
+    cmp -s r p.got || fail "half-close: pollcat got $(stat -c %s p.got) of 2000000 bytes"
+  fi
+  P=$(free_port)
+  tool_listen $P </dev/null >t.got 2>t.err &
+  tpid=$!
+  IN=q OUT=p.got pc_connect_retry $P
+  expect_status "half-close, $tool sends nothing" 0 $?
+  wait $tpid
+  cmp -s q t.got || fail "half-close: $tool got $(stat -c %s t.got) of 3000000 bytes"
+  # 4. Reset: the tool stops reading (its stdout is a pipe nobody reads)
+  # and is killed with data unread, so its kernel resets the connection
+  # while pollcat is still sending.
+  head -c 50000000 /dev/zero >big
+  P=$(free_port)
+  mkfifo stall
+  sleep 60 <stall >/dev/null 2>&1 &
+  spid=$!
+  tool_listen $P </dev/null >stall 2>t.err &
+  tpid=$!
+  IN=big OUT=/dev/null
+  ( sleep 2; kill -9 $tpid ) &
+  killer=$!
+  pc_connect_retry $P -v
+  st=$?
+  wait $killer
+  kill $spid 2>/dev/null
+  expect_status "$tool killed mid-transfer" 9 $st
+  grep -qx 'pollcat: connection: connection reset by peer' c.err ||
+    fail "reset: message '$(grep -v '^pollcat: connect' c.err)'"
+  note "$tool: both directions both ways, half-close both ways, reset mid-transfer -> 9"
   ;;
 
 *)

@@ -1,6 +1,5 @@
 #!/usr/bin/env python3
-"""resetpeer.py MODE PORTFILE [BYTES]: a TCP peer for pollcat's reset tests
-that ends the connection with a reset (RST) in the middle of a transfer.
+"""peer.py MODE PORTFILE [BYTES [DELAY]]: a TCP peer for pollcat's tests.
 
 It listens on 127.0.0.1 (a free port, written to PORTFILE), accepts one
 connection, and then:
@@ -12,6 +11,10 @@ connection, and then:
                     itself with SIGKILL while more is unread in its receive
                     queue; the kernel then resets the connection, as when
                     a real peer process is killed mid-transfer.
+  reply-after-eof BYTES DELAY
+                    reads to the end of input (pollcat's half-close), waits
+                    DELAY seconds, then sends BYTES bytes and closes: the
+                    HTTP/1.0-style exchange of nc -q 0.
 """
 import os
 import signal
@@ -44,11 +47,23 @@ elif mode == "read-kill":
     while got < count:
         d = c.recv(65536)
         if not d:
-            sys.exit("resetpeer: end of input after %d bytes" % got)
+            sys.exit("peer: end of input after %d bytes" % got)
         got += len(d)
     # Wait until more has arrived unread, so that the close is a reset.
     import select
     select.select([c], [], [], 10)
     os.kill(os.getpid(), signal.SIGKILL)
+elif mode == "reply-after-eof":
+    import time
+    got = 0
+    while True:
+        d = c.recv(65536)
+        if not d:
+            break
+        got += len(d)
+    time.sleep(float(sys.argv[4]))
+    c.sendall(b"r" * count)
+    c.close()
+    sys.stderr.write("peer: request of %d bytes\n" % got)
 else:
-    sys.exit("resetpeer: unknown mode " + mode)
+    sys.exit("peer: unknown mode " + mode)
