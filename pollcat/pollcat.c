@@ -154,7 +154,8 @@ static const char *addr_text(const struct sockaddr *sa, int len, char *port,
 struct stream {
   const char *src_name, *dst_name;
   struct pc_io *src, *dst;
-  char *buf;
+  char *buf; /* BUF_SIZE bytes, page-aligned, inside mem */
+  char *mem;
   size_t head, tail;
   int eof;          /* the source has ended */
   int done;         /* nothing more to do */
@@ -190,7 +191,14 @@ static void stream_init(struct stream *s, const char *src_name,
   s->src = src;
   s->dst = dst;
   s->count = count;
-  s->buf = malloc(BUF_SIZE);
+  /* Page-aligned: Linux copies socket data into an unaligned buffer at
+   * about a third of the speed (measured: a receiver took 270 ms of CPU
+   * for 512 MiB with malloc's 16-byte offset, 83 ms for socat's buffer;
+   * aligned, pollcat matched socat). */
+  s->mem = malloc(BUF_SIZE + 4096);
+  s->buf = s->mem == NULL
+               ? NULL
+               : (char *)(((uintptr_t)s->mem + 4095) & ~(uintptr_t)4095);
   if (s->buf == NULL) {
     say("out of memory");
     exit(PC_EXIT_IO);
@@ -663,7 +671,7 @@ static int session_start(struct session *c, pc_sock sock, const char *who) {
 static int session_end(struct session *c) {
   int status = c->r.failed;
   for (int i = 0; i < c->r.n; i++)
-    free(c->r.s[i].buf);
+    free(c->r.s[i].mem);
   pc_sock_io_close(&c->net);
   if (c->has_child) {
     for (int i = 0; i < 3; i++)
