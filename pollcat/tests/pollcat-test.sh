@@ -430,7 +430,9 @@ reset)
 keep)
   # -k -e: one listener serves three clients at once, each with a child of
   # its own (pccat --exit 3, an echo); bash's /dev/tcp are the clients.
-  pc -v -k -e "$CAT --exit 3" listen 127.0.0.1 0 </dev/null >/dev/null 2>l.err &
+  # (exec: $! is pollcat itself, or the Wine process that runs it, so that
+  # the kill at the end stops it; a -k listener never ends by itself.)
+  ( exec "${RUN[@]}" "$PC" -v -k -e "$CAT --exit 3" listen 127.0.0.1 0 ) </dev/null >/dev/null 2>l.err &
   lpid=$!
   listen_port l.err
   exec 3<>"/dev/tcp/127.0.0.1/$PORT" || fail "client A cannot connect"
@@ -458,7 +460,7 @@ keep)
   [ "$(grep -c 'done, status 3$' l.err)" = 3 ] || fail "not three clients done: $(cat l.err)"
   kill -0 $lpid 2>/dev/null || fail "the -k listener did not keep listening"
   # -k alone: two clients at once, each one's data to stdout.
-  pc -v -k listen 127.0.0.1 0 </dev/null >k.out 2>k.err &
+  ( exec "${RUN[@]}" "$PC" -v -k listen 127.0.0.1 0 ) </dev/null >k.out 2>k.err &
   kpid=$!
   listen_port k.err
   exec 3<>"/dev/tcp/127.0.0.1/$PORT" || fail "client 1 cannot connect"
@@ -481,14 +483,14 @@ keep)
   wait $l2pid
   expect_status "listener for -e" 0 $?
   cmp -s msg got || fail "-e: far side got back '$(cat got)'"
+  kill $lpid $kpid 2>/dev/null
+  wait $lpid $kpid 2>/dev/null
   note "-k -e served 3 clients at once (3 children, status 3 each); -k took 2 clients' data; -e connect -> child status 5"
   # Usage: -k goes with listen only, -e not with exec.
   "${RUN[@]}" "$PC" -k connect 127.0.0.1 1 </dev/null >/dev/null 2>u.err
   expect_status "-k connect" 2 $?
   "${RUN[@]}" "$PC" -e "$CAT" exec -- "$CAT" </dev/null >/dev/null 2>u.err
   expect_status "-e exec" 2 $?
-  kill $lpid $kpid 2>/dev/null
-  wait $lpid $kpid 2>/dev/null
   ;;
 
 quit_zero)
