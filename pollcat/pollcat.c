@@ -29,24 +29,29 @@ static const char usage_text[] =
     "usage: pollcat [options] connect HOST PORT\n"
     "       pollcat [options] listen [ADDR] PORT\n"
     "       pollcat [options] exec [--] CMD [ARGS...]\n"
+    "       pollcat [options] -e CMD connect HOST PORT\n"
+    "       pollcat [options] [-k] [-e CMD] listen [ADDR] PORT\n"
     "options:\n"
     "  -k          listen: keep listening, serve many clients at once (each\n"
     "              client's data to stdout, or each its own -e command)\n"
     "  -e CMD      relay the connection to CMD (split at blanks) instead of\n"
     "              stdin/stdout; with -k, one CMD per client\n"
-    "  -4, -6      IPv4 only, IPv6 only\n"
+    "  -4          IPv4 only\n"
+    "  -6          IPv6 only (listen without ADDR: IPv6 clients only)\n"
     "  -q SECONDS  after end of stdin, quit once idle that long; -q 0 (as\n"
     "              nc -q 0): no limit, the reply is read to its end\n"
     "  -w SECONDS  connect/accept timeout, and quit (status 7) when idle\n"
     "              that long\n"
     "  -v          say what happens, on stderr\n"
-    "  --stats     print the CPU and wall time of the relay at exit\n"
+    "  --stats     at exit, print the CPU and wall time of the relay, the\n"
+    "              bytes moved, and the counts of polls, reads and writes\n"
     "  --help      this text\n"
     "  --version   the version of pollcat and anypoll\n"
     "exit status: 0 done, 2 usage, 3 bad port, 4 unknown host, 5 refused,\n"
-    "  6 address in use, 7 timeout, 8 reader gone, 9 network error,\n"
+    "  6 address in use, 7 timeout, 8 reader gone, 9 connection reset or\n"
+    "  other network error,\n"
     "  10 local error, 126/127 command not runnable/not found; in exec mode\n"
-    "  the child's status\n";
+    "  and with -e the child's status\n";
 
 /* ---- Options and messages ---------------------------------------------- */
 
@@ -133,7 +138,8 @@ static long parse_port(const char *s, int allow_zero) {
   if (digits > 0 && v <= 65535 && (v > 0 || allow_zero))
     return v;
 bad:
-  say("bad port '%s': must be a number from %d to 65535", s, allow_zero ? 0 : 1);
+  say("bad port '%s': must be a number from %d to 65535", s,
+      allow_zero ? 0 : 1);
   exit(PC_EXIT_PORT);
 }
 
@@ -251,13 +257,12 @@ static void relay_fail(struct relay *r, int status) {
 static void stream_end(struct relay *r, struct stream *s) {
   s->done = 1;
   if (s->shut_dst && s->dst->fd >= 0) {
-    VERBOSE("%s%s: end of input, shutting down sending to %s", r->label, s->src_name,
-            s->dst_name);
+    VERBOSE("%s%s: end of input, shutting down sending to %s", r->label,
+            s->src_name, s->dst_name);
     pc_shut(s->dst);
   } else {
     VERBOSE("%s%s: end of input", r->label, s->src_name);
   }
-  (void)r;
 }
 
 /* The connection was reset: a transfer cut short, never a clean finish. */

@@ -331,6 +331,9 @@ options)
   pc --help >h 2>x.err
   expect_status --help 0 $?
   grep -q '^usage: pollcat' h || fail "--help: $(head -1 h)"
+  for o in -k -e -4 -6 '-q 0' -q -w -v --stats; do
+    grep -qF -- "$o " h || fail "--help does not name $o"
+  done
   note "-q quit after $ms ms idle; -w gave 7; --version: $(tr -d '\r' <v)"
   ;;
 
