@@ -24,7 +24,12 @@ fail() {
   for f in *.err; do
     [ -f "$f" ] && { echo "--- $f:" >&2; head -c 2000 "$f" >&2; }
   done
-  kill $(jobs -p) 2>/dev/null
+  # A background "pc ..." is a subshell running pollcat as its child:
+  # stop the children too, or a listener outlives the failed case.
+  for j in $(jobs -p); do
+    pkill -P "$j" 2>/dev/null
+    kill "$j" 2>/dev/null
+  done
   exit 1
 }
 note() { echo "$case_name: $*"; }
@@ -61,6 +66,9 @@ wait_line() {
 # start_listener NAME ARGS... (stdin/stdout redirected by the caller):
 # starts "pollcat -v listen 127.0.0.1 0" in the background with stderr in
 # NAME.err; sets PORT and PID.
+# A log reused for the next listener is removed first: the background
+# shell truncates it only when it gets to run, and until then the last
+# listener's port could be read.
 listen_port() {
   wait_line "$1" 'listening on .* port [0-9]+'
   PORT=$(sed -n 's/.*listening on .* port \([0-9][0-9]*\).*/\1/p' "$1" | head -1)
@@ -78,6 +86,7 @@ bulk_net)
   head -c $NET_SIZE /dev/urandom >a
   head -c $NET_SIZE /dev/urandom >b
   start=$(date +%s.%N)
+  rm -f l.err
   pc -v listen 127.0.0.1 0 <a >a.out 2>l.err &
   lpid=$!
   listen_port l.err
@@ -130,6 +139,7 @@ dual_stack)
   printf 'over IPv4\n' >m4
   for target in ::1 127.0.0.1; do
     # No address: the dual-stack wildcard takes both families.
+    rm -f l.err
     pc -v listen 0 </dev/null >got 2>l.err &
     lpid=$!
     listen_port l.err
@@ -144,18 +154,20 @@ dual_stack)
   done
   # -4: the IPv4 wildcard only; -6: the IPv6 wildcard, IPv6 only (an IPv4
   # client is refused).
-  pc -v -4 listen 0 </dev/null >got 2>l.err &
+  # (A log file per listener: a reused one could still show the last
+  # listener's port when the next is started in the background.)
+  pc -v -4 listen 0 </dev/null >got 2>l4.err &
   lpid=$!
-  listen_port l.err
-  grep -q 'listening on 0\.0\.0\.0 port' l.err || fail "-4: $(cat l.err)"
+  listen_port l4.err
+  grep -q 'listening on 0\.0\.0\.0 port' l4.err || fail "-4: $(cat l4.err)"
   pc connect 127.0.0.1 "$PORT" <m4 >/dev/null 2>c.err
   expect_status "connect 127.0.0.1 to -4" 0 $?
   wait $lpid
   cmp -s got m4 || fail "-4 listener got '$(cat got)'"
-  pc -v -6 listen 0 </dev/null >got 2>l.err &
+  pc -v -6 listen 0 </dev/null >got 2>l6.err &
   lpid=$!
-  listen_port l.err
-  grep -q 'listening on :: port' l.err || fail "-6: $(cat l.err)"
+  listen_port l6.err
+  grep -q 'listening on :: port' l6.err || fail "-6: $(cat l6.err)"
   pc connect 127.0.0.1 "$PORT" <m4 >/dev/null 2>c.err
   expect_status "IPv4 client of -6 listen" 5 $?
   pc -6 connect ::1 "$PORT" <m6 >/dev/null 2>c.err
@@ -163,6 +175,7 @@ dual_stack)
   wait $lpid
   cmp -s got m6 || fail "-6 listener got '$(cat got)'"
   # An explicit IPv6 address.
+  rm -f l.err
   pc -v listen ::1 0 </dev/null >got 2>l.err &
   lpid=$!
   listen_port l.err
@@ -178,6 +191,7 @@ half_close)
   # reads until it sees end of input, and only then sends its reply.
   head -c 300000 /dev/urandom >request
   head -c 2000000 /dev/urandom >reply
+  rm -f l.err
   pc -v listen 127.0.0.1 0 <request >reply.out 2>l.err &
   lpid=$!
   listen_port l.err
@@ -196,6 +210,7 @@ half_close)
 stdin_kinds)
   printf 'line one\nline two\n' >msg
   run_one() { # KIND
+    rm -f l.err
     pc -v listen 127.0.0.1 0 </dev/null >got 2>l.err &
     lpid=$!
     listen_port l.err
@@ -217,6 +232,7 @@ stdin_kinds)
   # A console: under script(1) stdin is a terminal natively, and a Windows
   # console (Wine's, on the terminal) for the Windows build.
   command -v script >/dev/null || fail "script(1) is missing"
+  rm -f l.err
   pc -v listen 127.0.0.1 0 </dev/null >got 2>l.err &
   lpid=$!
   listen_port l.err
@@ -261,6 +277,7 @@ idle_cpu | idle_cpu_control)
   # have sat idle for at least 2 s.
   idle=2.5
   [ $WIN = 1 ] && idle=4
+  rm -f l.err
   pc -v listen 127.0.0.1 0 </dev/null >/dev/null 2>l.err &
   lpid=$!
   listen_port l.err
@@ -306,6 +323,7 @@ options)
   # (Process substitution: the shell does not wait for the sleeps, and
   # their stderr is not CTest's, so CTest does not either.)
   # -q: our stdin ends at once; quit after 1 s idle, with status 0.
+  rm -f l.err
   pc -v listen 127.0.0.1 0 < <(sleep 8 2>/dev/null) >/dev/null 2>l.err &
   lpid=$!
   listen_port l.err
@@ -317,6 +335,7 @@ options)
   kill $lpid 2>/dev/null
   wait $lpid
   # -w: a connection idle in both directions times out with status 7.
+  rm -f l.err
   pc -v listen 127.0.0.1 0 < <(sleep 8 2>/dev/null) >/dev/null 2>l.err &
   lpid=$!
   listen_port l.err
@@ -366,6 +385,7 @@ errors)
   check "missing mode" 2 "missing mode" -v
   check "bad -w" 2 "-w needs a number" -w abc connect 127.0.0.1 1
   # A port nobody listens on: one that a listener just used and closed.
+  rm -f l.err
   pc -v listen 127.0.0.1 0 </dev/null >/dev/null 2>l.err &
   lpid=$!
   listen_port l.err
@@ -374,6 +394,7 @@ errors)
   wait $lpid
   check "connection refused" 5 "connect to 127\.0\.0\.1 port $closed: connection refused" connect 127.0.0.1 "$closed"
   # Address in use: a second listener on a live listener's port.
+  rm -f l.err
   pc -v listen 127.0.0.1 0 </dev/null >/dev/null 2>l.err &
   lpid=$!
   listen_port l.err
@@ -560,6 +581,7 @@ interop_socat | interop_ncat)
   cmp -s q t.got || fail "$tool got $(stat -c %s t.got) of 3000000 bytes from pollcat"
   cmp -s r p.got || fail "pollcat got $(stat -c %s p.got) of 2000000 bytes from $tool"
   # 2. The tool connects to pollcat listen.
+  rm -f l.err
   pc -v listen 127.0.0.1 0 <q >p.got 2>l.err &
   lpid=$!
   listen_port l.err
