@@ -636,6 +636,29 @@ interop_socat | interop_ncat)
   note "$tool: both directions both ways, half-close both ways, reset mid-transfer -> 9"
   ;;
 
+write_sizes)
+  # Bulk-sized writes (issue 14): a listener relaying 20 MiB to a pipe made
+  # one 4 KiB write per poll round before (5,120 writes, 5,122 polls
+  # natively). Counted with --stats: the writes to stdout must average at
+  # least 8 KiB (a pipe holds 64 KiB, so about 320 is the usual count).
+  # Under Wine the old build already wrote 64 KiB to stdout: this case
+  # shows the Linux change.
+  head -c 20971520 /dev/urandom >a
+  rm -f l.err
+  pc -v --stats listen 127.0.0.1 0 </dev/null 2>l.err | cat >a.out &
+  lpid=$!
+  listen_port l.err
+  pc connect 127.0.0.1 "$PORT" <a >/dev/null 2>c.err
+  expect_status connect 0 $?
+  wait $lpid
+  cmp -s a a.out || fail "the listener's stdout got $(stat -c %s a.out) of 20971520 bytes"
+  line=$(grep 'stats: polls' l.err) || fail "no counts in l.err"
+  writes=$(echo "$line" | sed 's/.*, writes [0-9]* \([0-9]*\) .*/\1/')
+  [ "$writes" -ge 1 ] && [ "$writes" -le 2560 ] ||
+    fail "$writes writes to stdout for 20 MiB: $line"
+  note "20 MiB to a pipe in $writes writes ($line)"
+  ;;
+
 *)
   fail "unknown case"
   ;;
