@@ -65,6 +65,17 @@ struct pc_io {
    * writes until the data is gone or nothing more fits, rather than one
    * chunk per wait. */
   int nonblocking;
+  /* Reads never block (a non-blocking descriptor of our own): the relay
+   * reads until nothing more is ready or the buffer is full. */
+  int nb_read;
+  /* POSIX: a socket we share (our stdin/stdout): MSG_DONTWAIT per call. */
+  int dontwait;
+  /* Windows: a pipe read asks PeekNamedPipe first and reads only what is
+   * there, so that reads never block and may repeat in a round. */
+  int peek;
+  /* POLLERR was reported for this end (a socket): its end of input is a
+   * reset, never a clean finish (Wine's recv returns 0 after a reset). */
+  int err_seen;
   /* The platform cannot report write readiness for this end (a Windows
    * pipe we own, in PIPE_NOWAIT mode): after a write that made no progress
    * the relay retries on a timer instead of waiting for POLLOUT. */
@@ -95,9 +106,12 @@ void pc_shut(struct pc_io *io);
 /* Closes a stream end point we own (a child's pipe). */
 void pc_close(struct pc_io *io);
 
-/* The last failure of a platform call, and its text. */
+/* The last failure of a platform call, and its text (words, the same on
+ * both platforms for the common network errors). */
 enum pc_err pc_error(void);
 const char *pc_error_text(void);
+/* The text of a getaddrinfo failure, without a trailing period. */
+const char *pc_gai_text(int rc);
 
 /* A non-blocking, non-inherited TCP socket; PC_NO_SOCK on failure. */
 pc_sock pc_socket(int family);
@@ -105,8 +119,9 @@ pc_sock pc_socket(int family);
 int pc_connect(pc_sock s, const struct sockaddr *addr, int len);
 /* The outcome of a finished non-blocking connect: 0 or -1 with pc_error. */
 int pc_connect_result(pc_sock s);
-/* Binds (SO_REUSEADDR on POSIX, exclusive use on Windows; dual-stack for
- * IPv6 when dual is set) and listens: 0 or -1 with pc_error. */
+/* Binds (SO_REUSEADDR on POSIX, exclusive use on Windows; for IPv6 dual
+ * 1 is dual-stack, -1 IPv6 only, 0 the system's default) and listens: 0
+ * or -1 with pc_error. */
 int pc_bind_listen(pc_sock s, const struct sockaddr *addr, int len, int dual);
 /* The bound address of s. */
 int pc_local_addr(pc_sock s, struct sockaddr_storage *addr, int *len);
@@ -114,8 +129,13 @@ int pc_local_addr(pc_sock s, struct sockaddr_storage *addr, int *len);
  * failure with pc_error. */
 pc_sock pc_accept(pc_sock s, struct sockaddr_storage *addr, int *len);
 void pc_sock_close(pc_sock s);
+/* Closes the socket of a relay end point made by pc_sock_io. */
+void pc_sock_io_close(struct pc_io *io);
 /* Makes a connected socket a relay end point. 0, or -1 with pc_error. */
 int pc_sock_io(pc_sock s, struct pc_io *io);
+/* Whether SO_ERROR reports an error on the socket behind io (1, with
+ * pc_error and pc_error_text describing it), or not (0). */
+int pc_sock_failed(struct pc_io *io);
 
 /* Starts argv[0] with pipes for its standard streams; io[0] is the write
  * end of its stdin, io[1] and io[2] the read ends of its stdout and stderr.

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,7 +24,6 @@ extern char **environ;
  * Linux reports POLLOUT when a page is free, and a write of up to PIPE_BUF
  * is atomic, so it fits whole. */
 #define PIPE_CHUNK 4096
-#define BIG_CHUNK 65536
 
 static int last_errno;
 
@@ -65,6 +66,8 @@ const char *pc_error_text(void) {
   }
 }
 
+const char *pc_gai_text(int rc) { return gai_strerror(rc); }
+
 void pc_init(void) {
   /* A reader that goes away is reported by EPIPE and handled; the default
    * action would kill pollcat without a word. */
@@ -80,23 +83,63 @@ static void stream_io(int fd, struct pc_io *io) {
   int is_pipe = fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) ||
                                         S_ISCHR(st.st_mode) ||
                                         S_ISSOCK(st.st_mode));
-  io->max_write = is_pipe ? PIPE_CHUNK : BIG_CHUNK;
+  io->max_write = is_pipe ? PIPE_CHUNK : SIZE_MAX;
+}
+
+/* /dev/null (Linux's character device 1,3) takes any write at once. */
+static int is_dev_null(const struct stat *st) {
+  return S_ISCHR(st->st_mode) && major(st->st_rdev) == 1 &&
+         minor(st->st_rdev) == 3;
 }
 
 void pc_std_io(int n, struct pc_io *io) {
-  if (fcntl(n, F_GETFD) == -1) {
+  struct stat st;
+  if (fcntl(n, F_GETFD) == -1 || fstat(n, &st) != 0) {
     memset(io, 0, sizeof *io);
     io->fd = -1;
     io->sock = PC_NO_SOCK;
     return;
   }
   stream_io(n, io);
+  if (S_ISSOCK(st.st_mode)) {
+    /* MSG_DONTWAIT makes each call non-blocking without touching the
+     * descriptor's mode, which we share with whoever started us. */
+    io->dontwait = 1;
+    io->nonblocking = 1;
+    io->nb_read = 1;
+    io->max_write = SIZE_MAX;
+  } else if (S_ISFIFO(st.st_mode)) {
+    /* A pipe's O_NONBLOCK flag belongs to its open file description,
+     * which the processes of a pipeline share, so it is not ours to set.
+     * Opening the pipe again through /proc gives a description of our
+     * own: non-blocking reads and writes that take what is ready, many
+     * per poll round, instead of one PIPE_BUF write per round. Without
+     * /proc (or for a FIFO whose reader is gone: ENXIO) the shared
+     * descriptor is used with bounded writes as before. */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", n);
+    int fd = open(path, (n == 0 ? O_RDONLY : O_WRONLY) | O_NONBLOCK |
+                            O_CLOEXEC);
+    if (fd >= 0) {
+      io->fd = fd;
+      io->nonblocking = 1;
+      io->nb_read = 1;
+      io->max_write = SIZE_MAX;
+    }
+  } else if (S_ISREG(st.st_mode) || is_dev_null(&st)) {
+    /* Files and /dev/null never wait for another process: as many reads
+     * and writes per round as there is data for. */
+    io->max_write = SIZE_MAX;
+    io->nonblocking = 1;
+    io->nb_read = 1;
+  }
 }
 
 long pc_read(struct pc_io *io, void *buf, size_t len) {
   for (;;) {
-    ssize_t n = io->kind == PC_IO_SOCKET ? recv(io->fd, buf, len, 0)
-                                         : read(io->fd, buf, len);
+    ssize_t n = io->kind == PC_IO_SOCKET || io->dontwait
+                    ? recv(io->fd, buf, len, io->dontwait ? MSG_DONTWAIT : 0)
+                    : read(io->fd, buf, len);
     if (n >= 0)
       return (long)n;
     if (errno != EINTR)
@@ -106,11 +149,14 @@ long pc_read(struct pc_io *io, void *buf, size_t len) {
 
 long pc_write(struct pc_io *io, const void *buf, size_t len) {
   for (;;) {
-    ssize_t n = io->kind == PC_IO_SOCKET
-                    ? send(io->fd, buf, len, MSG_NOSIGNAL)
+    ssize_t n = io->kind == PC_IO_SOCKET || io->dontwait
+                    ? send(io->fd, buf, len,
+                           MSG_NOSIGNAL | (io->dontwait ? MSG_DONTWAIT : 0))
                     : write(io->fd, buf, len);
     if (n >= 0)
       return (long)n;
+    if (errno == EAGAIN || errno == EWOULDBLOCK)
+      return 0; /* nothing fitted */
     if (errno != EINTR)
       return fail();
   }
@@ -161,9 +207,10 @@ int pc_bind_listen(pc_sock s, const struct sockaddr *addr, int len,
   /* Lets a listener restart while old connections linger in TIME_WAIT; on
    * Linux it never lets two sockets listen on one port. */
   setsockopt((int)s, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-  if (dual)
-    setsockopt((int)s, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
-  if (bind((int)s, addr, (socklen_t)len) != 0 || listen((int)s, 1) != 0)
+  if (dual != 0)
+    setsockopt((int)s, IPPROTO_IPV6, IPV6_V6ONLY, dual > 0 ? &off : &on,
+               sizeof off);
+  if (bind((int)s, addr, (socklen_t)len) != 0 || listen((int)s, 64) != 0)
     return fail();
   return 0;
 }
@@ -192,14 +239,30 @@ pc_sock pc_accept(pc_sock s, struct sockaddr_storage *addr, int *len) {
 
 void pc_sock_close(pc_sock s) { close((int)s); }
 
+void pc_sock_io_close(struct pc_io *io) {
+  if (io->fd >= 0)
+    close(io->fd);
+  io->fd = -1;
+}
+
 int pc_sock_io(pc_sock s, struct pc_io *io) {
   memset(io, 0, sizeof *io);
   io->fd = (int)s;
   io->kind = PC_IO_SOCKET;
   io->sock = s;
-  io->max_write = BIG_CHUNK;
+  io->max_write = SIZE_MAX;
   io->nonblocking = 1;
+  io->nb_read = 1;
   return 0;
+}
+
+int pc_sock_failed(struct pc_io *io) {
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (getsockopt(io->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err == 0)
+    return 0;
+  last_errno = err;
+  return 1;
 }
 
 int pc_spawn(char **argv, struct pc_io io[3], struct pc_child *child) {
@@ -211,8 +274,18 @@ int pc_spawn(char **argv, struct pc_io io[3], struct pc_child *child) {
     }
   }
   /* Our end of the child's stdin must never block the relay: a child that
-   * stops reading would stop its own output being read too. */
+   * stops reading would stop its own output being read too. Our read ends
+   * are non-blocking so that each round reads all that is ready. */
   fcntl(p[0][1], F_SETFL, fcntl(p[0][1], F_GETFL) | O_NONBLOCK);
+  fcntl(p[1][0], F_SETFL, fcntl(p[1][0], F_GETFL) | O_NONBLOCK);
+  fcntl(p[2][0], F_SETFL, fcntl(p[2][0], F_GETFL) | O_NONBLOCK);
+  /* The pipes are ours: 1 MiB (Linux's default limit for unprivileged
+   * processes) instead of 64 KiB, so that each round moves more. Best
+   * effort: a smaller limit leaves the pipe as it is. */
+#ifdef F_SETPIPE_SZ
+  for (int i = 0; i < 3; i++)
+    fcntl(p[i][0], F_SETPIPE_SZ, 1 << 20);
+#endif
 
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
@@ -242,8 +315,10 @@ int pc_spawn(char **argv, struct pc_io io[3], struct pc_child *child) {
   stream_io(p[0][1], &io[0]);
   stream_io(p[1][0], &io[1]);
   stream_io(p[2][0], &io[2]);
-  io[0].max_write = BIG_CHUNK; /* non-blocking: partial writes are fine */
+  io[0].max_write = SIZE_MAX; /* non-blocking: partial writes are fine */
   io[0].nonblocking = 1;
+  io[1].nb_read = 1;
+  io[2].nb_read = 1;
   child->pid = pid;
   child->process = NULL;
   return 0;

@@ -24,8 +24,8 @@
 /* The child's stdin pipe: room for a few nowait writes, each small enough
  * to fit while the child drains it (Wine takes a nowait write whole or
  * not at all). */
-#define CHILD_PIPE_SIZE 65536
-#define CHILD_WRITE 4096
+#define CHILD_PIPE_SIZE 1048576
+#define CHILD_WRITE 262144
 
 static DWORD last_error;
 static int last_is_wsa; /* 2: a would-block outside connect */
@@ -76,25 +76,72 @@ enum pc_err pc_error(void) {
   }
 }
 
-const char *pc_error_text(void) {
+/* Words for the errors a user of a network tool meets, the same as the
+ * POSIX build prints (glibc's strerror and gai_strerror), so messages read
+ * alike on both platforms. Wine has no message text for the WSA codes
+ * (FormatMessage fails: "error 10049" was all it could say), and Windows'
+ * own texts end in ". " and a line break. */
+static const struct {
+  DWORD code;
+  const char *text;
+} words[] = {
+  { WSAECONNREFUSED, "connection refused" },
+  { WSAEADDRINUSE, "address in use" },
+  { WSAECONNRESET, "connection reset by peer" },
+  { WSAETIMEDOUT, "connection timed out" },
+  { WSAEADDRNOTAVAIL, "Cannot assign requested address" },
+  { WSAENETUNREACH, "Network is unreachable" },
+  { WSAEHOSTUNREACH, "No route to host" },
+  { WSAENETDOWN, "Network is down" },
+  { WSAECONNABORTED, "Software caused connection abort" },
+  { WSAENETRESET, "Network dropped connection on reset" },
+  { WSAEACCES, "Permission denied" },
+  { WSAEAFNOSUPPORT, "Address family not supported by protocol" },
+  { WSAEMFILE, "Too many open files" },
+  { WSAENOBUFS, "No buffer space available" },
+  { WSAESHUTDOWN, "Cannot send after transport endpoint shutdown" },
+  { WSAENOTCONN, "Transport endpoint is not connected" },
+  /* getaddrinfo's codes (EAI_NONAME is WSAHOST_NOT_FOUND, and so on). */
+  { WSAHOST_NOT_FOUND, "Name or service not known" },
+  { WSATRY_AGAIN, "Temporary failure in name resolution" },
+  { WSANO_RECOVERY, "Non-recoverable failure in name resolution" },
+  { WSANO_DATA, "No address associated with hostname" },
+  { WSAEINVAL, "Invalid argument" },
+  { WSATYPE_NOT_FOUND, "Servname not supported for ai_socktype" },
+  { WSA_NOT_ENOUGH_MEMORY, "Memory allocation failure" },
+};
+
+static const char *text_of(DWORD code) {
   static char text[256];
-  switch (last_error) {
-  /* The wording of the POSIX build, so that messages read the same. */
-  case WSAECONNREFUSED: return "connection refused";
-  case WSAEADDRINUSE: return "address in use";
-  case WSAECONNRESET: return "connection reset by peer";
-  case WSAETIMEDOUT: return "connection timed out";
-  default: break;
-  }
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+    if (words[i].code == code)
+      return words[i].text;
   DWORD n = FormatMessageA(
       FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL,
-      last_error, 0, text, sizeof text, NULL);
+      code, 0, text, sizeof text, NULL);
   while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r' ||
                    text[n - 1] == '.' || text[n - 1] == ' '))
     text[--n] = '\0';
   if (n == 0)
-    snprintf(text, sizeof text, "error %lu", (unsigned long)last_error);
+    snprintf(text, sizeof text, "error %lu", (unsigned long)code);
   return text;
+}
+
+const char *pc_error_text(void) { return text_of(last_error); }
+
+/* mingw's gai_strerror formats the system's text, ". " and all. Wine 8
+ * passes some of glibc's (negative) EAI codes through unchanged, -9 for an
+ * address of the wrong family (-4/-6): those get glibc's words too. */
+const char *pc_gai_text(int rc) {
+  switch (rc) {
+  case -2: return "Name or service not known";
+  case -3: return "Temporary failure in name resolution";
+  case -4: return "Non-recoverable failure in name resolution";
+  case -5: return "No address associated with hostname";
+  case -6: return "ai_family not supported";
+  case -9: return "Address family for hostname not supported";
+  default: return text_of((DWORD)rc);
+  }
 }
 
 void pc_init(void) {
@@ -106,6 +153,28 @@ void pc_init(void) {
   /* Messages are written through stdio; data goes to the handles. */
   for (int i = 0; i < 3; i++)
     _setmode(i, _O_BINARY);
+}
+
+/* Reads and writes per round (pollcat.c, stream_pump). A file never waits
+ * for another process, so its reads and writes may repeat; a pipe's reads
+ * may repeat when PeekNamedPipe says how much is there (and never block
+ * then). A write to our own stdout or stderr pipe blocks while the reader
+ * is slow, one large write as much as many small ones, so it takes all
+ * there is (see the top of this file). */
+static void set_kind(struct pc_io *io, int is_std_out) {
+  DWORD type = GetFileType(io->handle);
+  if (type == FILE_TYPE_DISK) {
+    io->max_write = SIZE_MAX;
+    io->nonblocking = 1;
+    io->nb_read = 1;
+  } else if (type == FILE_TYPE_PIPE) {
+    io->peek = 1;
+    io->nb_read = 1;
+    if (is_std_out) {
+      io->max_write = SIZE_MAX;
+      io->nonblocking = 1;
+    }
+  }
 }
 
 void pc_std_io(int n, struct pc_io *io) {
@@ -120,6 +189,7 @@ void pc_std_io(int n, struct pc_io *io) {
   io->kind = PC_IO_STREAM;
   io->handle = (HANDLE)h;
   io->max_write = CHUNK;
+  set_kind(io, n != 0);
 }
 
 long pc_read(struct pc_io *io, void *buf, size_t len) {
@@ -128,6 +198,27 @@ long pc_read(struct pc_io *io, void *buf, size_t len) {
     if (n >= 0)
       return n;
     return fail_wsa_io();
+  }
+  if (io->peek) {
+    /* After poll returns no helper read is pending on the pipe (anypoll
+     * cancels it), so the peek does not wait behind one. */
+    DWORD avail = 0;
+    if (PeekNamedPipe(io->handle, NULL, 0, NULL, &avail, NULL)) {
+      if (avail == 0) {
+        last_error = WSAEWOULDBLOCK;
+        last_is_wsa = 2; /* PCE_AGAIN */
+        return -1;
+      }
+      if (len > avail)
+        len = avail;
+    } else if (GetLastError() == ERROR_BROKEN_PIPE) {
+      return 0;
+    } else {
+      /* Wine's Unix pipes (a program started from a shell) cannot be
+       * peeked: one blocking read per poll round, as for a console. */
+      io->peek = 0;
+      io->nb_read = 0;
+    }
   }
   DWORD got = 0;
   if (ReadFile(io->handle, buf, (DWORD)len, &got, NULL))
@@ -215,10 +306,11 @@ int pc_bind_listen(pc_sock s, const struct sockaddr *addr, int len,
   DWORD off = 0;
   setsockopt((SOCKET)s, SOL_SOCKET, SO_EXCLUSIVEADDRUSE, (char *)&on,
              sizeof on);
-  if (dual)
-    setsockopt((SOCKET)s, IPPROTO_IPV6, IPV6_V6ONLY, (char *)&off,
-               sizeof off);
-  if (bind((SOCKET)s, addr, len) != 0 || listen((SOCKET)s, 1) != 0)
+  DWORD v6only = 1;
+  if (dual != 0)
+    setsockopt((SOCKET)s, IPPROTO_IPV6, IPV6_V6ONLY,
+               (char *)(dual > 0 ? &off : &v6only), sizeof off);
+  if (bind((SOCKET)s, addr, len) != 0 || listen((SOCKET)s, 64) != 0)
     return fail_wsa();
   return 0;
 }
@@ -245,12 +337,31 @@ pc_sock pc_accept(pc_sock s, struct sockaddr_storage *addr, int *len) {
 
 void pc_sock_close(pc_sock s) { closesocket((SOCKET)s); }
 
+/* The C runtime descriptor must go (its table is finite) but _close would
+ * CloseHandle the socket, which Winsock forbids; and closing the socket
+ * first would let _close close whatever handle reuses its value (anypoll's
+ * helper threads create handles at any time). So the handle is protected
+ * while _close frees the descriptor (its CloseHandle fails), then closed
+ * the proper way. */
+void pc_sock_io_close(struct pc_io *io) {
+  if (io->fd < 0)
+    return;
+  HANDLE h = (HANDLE)io->sock;
+  SetHandleInformation(h, HANDLE_FLAG_PROTECT_FROM_CLOSE,
+                       HANDLE_FLAG_PROTECT_FROM_CLOSE);
+  _close(io->fd);
+  SetHandleInformation(h, HANDLE_FLAG_PROTECT_FROM_CLOSE, 0);
+  closesocket((SOCKET)io->sock);
+  io->fd = -1;
+}
+
 int pc_sock_io(pc_sock s, struct pc_io *io) {
   memset(io, 0, sizeof *io);
   io->kind = PC_IO_SOCKET;
   io->sock = s;
-  io->max_write = CHUNK;
+  io->max_write = SIZE_MAX;
   io->nonblocking = 1;
+  io->nb_read = 1;
   io->fd = _open_osfhandle((intptr_t)s, 0);
   if (io->fd < 0) {
     last_error = ERROR_TOO_MANY_OPEN_FILES;
@@ -258,6 +369,18 @@ int pc_sock_io(pc_sock s, struct pc_io *io) {
     return -1;
   }
   return 0;
+}
+
+int pc_sock_failed(struct pc_io *io) {
+  int err = 0;
+  int len = sizeof err;
+  if (getsockopt((SOCKET)io->sock, SOL_SOCKET, SO_ERROR, (char *)&err,
+                 &len) != 0 ||
+      err == 0)
+    return 0;
+  last_error = (DWORD)err;
+  last_is_wsa = 1;
+  return 1;
 }
 
 /* ---- Child processes --------------------------------------------------- */
@@ -315,6 +438,8 @@ static int wrap_handle(HANDLE h, int flags, struct pc_io *io) {
   io->sock = PC_NO_SOCK;
   io->handle = h;
   io->max_write = CHUNK;
+  io->peek = 1;
+  io->nb_read = 1;
   io->fd = _open_osfhandle((intptr_t)h, flags);
   return io->fd < 0 ? -1 : 0;
 }

@@ -24,7 +24,12 @@ fail() {
   for f in *.err; do
     [ -f "$f" ] && { echo "--- $f:" >&2; head -c 2000 "$f" >&2; }
   done
-  kill $(jobs -p) 2>/dev/null
+  # A background "pc ..." is a subshell running pollcat as its child:
+  # stop the children too, or a listener outlives the failed case.
+  for j in $(jobs -p); do
+    pkill -P "$j" 2>/dev/null
+    kill "$j" 2>/dev/null
+  done
   exit 1
 }
 note() { echo "$case_name: $*"; }
@@ -61,6 +66,9 @@ wait_line() {
 # start_listener NAME ARGS... (stdin/stdout redirected by the caller):
 # starts "pollcat -v listen 127.0.0.1 0" in the background with stderr in
 # NAME.err; sets PORT and PID.
+# A log reused for the next listener is removed first: the background
+# shell truncates it only when it gets to run, and until then the last
+# listener's port could be read.
 listen_port() {
   wait_line "$1" 'listening on .* port [0-9]+'
   PORT=$(sed -n 's/.*listening on .* port \([0-9][0-9]*\).*/\1/p' "$1" | head -1)
@@ -78,6 +86,7 @@ bulk_net)
   head -c $NET_SIZE /dev/urandom >a
   head -c $NET_SIZE /dev/urandom >b
   start=$(date +%s.%N)
+  rm -f l.err
   pc -v listen 127.0.0.1 0 <a >a.out 2>l.err &
   lpid=$!
   listen_port l.err
@@ -130,6 +139,7 @@ dual_stack)
   printf 'over IPv4\n' >m4
   for target in ::1 127.0.0.1; do
     # No address: the dual-stack wildcard takes both families.
+    rm -f l.err
     pc -v listen 0 </dev/null >got 2>l.err &
     lpid=$!
     listen_port l.err
@@ -142,7 +152,30 @@ dual_stack)
     expect_status "listen (for $target)" 0 $?
     cmp -s got $m || fail "listener got '$(cat got)' from $target"
   done
+  # -4: the IPv4 wildcard only; -6: the IPv6 wildcard, IPv6 only (an IPv4
+  # client is refused).
+  # (A log file per listener: a reused one could still show the last
+  # listener's port when the next is started in the background.)
+  pc -v -4 listen 0 </dev/null >got 2>l4.err &
+  lpid=$!
+  listen_port l4.err
+  grep -q 'listening on 0\.0\.0\.0 port' l4.err || fail "-4: $(cat l4.err)"
+  pc connect 127.0.0.1 "$PORT" <m4 >/dev/null 2>c.err
+  expect_status "connect 127.0.0.1 to -4" 0 $?
+  wait $lpid
+  cmp -s got m4 || fail "-4 listener got '$(cat got)'"
+  pc -v -6 listen 0 </dev/null >got 2>l6.err &
+  lpid=$!
+  listen_port l6.err
+  grep -q 'listening on :: port' l6.err || fail "-6: $(cat l6.err)"
+  pc connect 127.0.0.1 "$PORT" <m4 >/dev/null 2>c.err
+  expect_status "IPv4 client of -6 listen" 5 $?
+  pc -6 connect ::1 "$PORT" <m6 >/dev/null 2>c.err
+  expect_status "-6 connect ::1 to -6 listen" 0 $?
+  wait $lpid
+  cmp -s got m6 || fail "-6 listener got '$(cat got)'"
   # An explicit IPv6 address.
+  rm -f l.err
   pc -v listen ::1 0 </dev/null >got 2>l.err &
   lpid=$!
   listen_port l.err
@@ -158,6 +191,7 @@ half_close)
   # reads until it sees end of input, and only then sends its reply.
   head -c 300000 /dev/urandom >request
   head -c 2000000 /dev/urandom >reply
+  rm -f l.err
   pc -v listen 127.0.0.1 0 <request >reply.out 2>l.err &
   lpid=$!
   listen_port l.err
@@ -176,6 +210,7 @@ half_close)
 stdin_kinds)
   printf 'line one\nline two\n' >msg
   run_one() { # KIND
+    rm -f l.err
     pc -v listen 127.0.0.1 0 </dev/null >got 2>l.err &
     lpid=$!
     listen_port l.err
@@ -197,6 +232,7 @@ stdin_kinds)
   # A console: under script(1) stdin is a terminal natively, and a Windows
   # console (Wine's, on the terminal) for the Windows build.
   command -v script >/dev/null || fail "script(1) is missing"
+  rm -f l.err
   pc -v listen 127.0.0.1 0 </dev/null >got 2>l.err &
   lpid=$!
   listen_port l.err
@@ -241,6 +277,7 @@ idle_cpu | idle_cpu_control)
   # have sat idle for at least 2 s.
   idle=2.5
   [ $WIN = 1 ] && idle=4
+  rm -f l.err
   pc -v listen 127.0.0.1 0 </dev/null >/dev/null 2>l.err &
   lpid=$!
   listen_port l.err
@@ -286,6 +323,7 @@ options)
   # (Process substitution: the shell does not wait for the sleeps, and
   # their stderr is not CTest's, so CTest does not either.)
   # -q: our stdin ends at once; quit after 1 s idle, with status 0.
+  rm -f l.err
   pc -v listen 127.0.0.1 0 < <(sleep 8 2>/dev/null) >/dev/null 2>l.err &
   lpid=$!
   listen_port l.err
@@ -297,6 +335,7 @@ options)
   kill $lpid 2>/dev/null
   wait $lpid
   # -w: a connection idle in both directions times out with status 7.
+  rm -f l.err
   pc -v listen 127.0.0.1 0 < <(sleep 8 2>/dev/null) >/dev/null 2>l.err &
   lpid=$!
   listen_port l.err
@@ -311,6 +350,9 @@ options)
   pc --help >h 2>x.err
   expect_status --help 0 $?
   grep -q '^usage: pollcat' h || fail "--help: $(head -1 h)"
+  for o in -k -e -4 -6 '-q 0' -q -w -v --stats; do
+    grep -qF -- "$o " h || fail "--help does not name $o"
+  done
   note "-q quit after $ms ms idle; -w gave 7; --version: $(tr -d '\r' <v)"
   ;;
 
@@ -327,7 +369,13 @@ errors)
     grep -qE "^pollcat: $re" err.txt || fail "$what: message '$(cat err.txt)' does not match '$re'"
     note "$what -> $got: $(cat err.txt)"
   }
-  check "unknown host" 4 "unknown host 'nosuch\.invalid'" connect nosuch.invalid 80
+  # Messages end in a word: no ". " left from Windows' texts.
+  check "unknown host" 4 "unknown host 'nosuch\.invalid': [A-Za-z][^.]*[a-z]\$" connect nosuch.invalid 80
+  check "-4 with an IPv6 address" 4 "unknown host '::1': Address family for hostname not supported\$" -4 connect ::1 80
+  check "-6 with an IPv4 address" 4 "unknown host '127\.0\.0\.1': Address family for hostname not supported\$" -6 connect 127.0.0.1 80
+  # An address that is not ours: words, not "error 10049".
+  check "address not ours" 9 "listen on 192\.0\.2\.1 port 9000: Cannot assign requested address\$" listen 192.0.2.1 9000
+  check "-k with connect" 2 "-k goes with listen" -k connect 127.0.0.1 1
   check "bad port (range)" 3 "bad port '99999'" connect 127.0.0.1 99999
   check "bad port (text)" 3 "bad port 'http'" connect 127.0.0.1 http
   check "bad port (listen)" 3 "bad port '65536'" listen 127.0.0.1 65536
@@ -337,6 +385,7 @@ errors)
   check "missing mode" 2 "missing mode" -v
   check "bad -w" 2 "-w needs a number" -w abc connect 127.0.0.1 1
   # A port nobody listens on: one that a listener just used and closed.
+  rm -f l.err
   pc -v listen 127.0.0.1 0 </dev/null >/dev/null 2>l.err &
   lpid=$!
   listen_port l.err
@@ -345,6 +394,7 @@ errors)
   wait $lpid
   check "connection refused" 5 "connect to 127\.0\.0\.1 port $closed: connection refused" connect 127.0.0.1 "$closed"
   # Address in use: a second listener on a live listener's port.
+  rm -f l.err
   pc -v listen 127.0.0.1 0 </dev/null >/dev/null 2>l.err &
   lpid=$!
   listen_port l.err
@@ -366,6 +416,247 @@ errors)
   expect_status "child not reading" 3 $?
   [ ! -s err.txt ] || fail "child not reading: '$(cat err.txt)'"
   note "child that does not read its stdin -> its status 3, no message"
+  ;;
+
+reset)
+  # The peer resets the connection mid-transfer: pollcat must say so and
+  # exit 9, never 0 (under Wine, recv returns 0 after a reset; poll says
+  # POLLERR|POLLHUP). First while pollcat receives: the peer sends 4 MB,
+  # pauses, sends 4 MB more and closes with SO_LINGER 0, discarding what
+  # it still holds.
+  command -v python3 >/dev/null || fail "python3 is missing (scripts/setup-deps)"
+  PEER=$(dirname "$0")/peer.py
+  python3 "$PEER" send-reset port1 4000000 2>p1.err &
+  ppid=$!
+  wait_line port1 '^[0-9]+$'
+  pc connect 127.0.0.1 "$(cat port1)" </dev/null >got1 2>c1.err
+  st=$?
+  wait $ppid
+  expect_status "receiving, peer reset" 9 $st
+  grep -qx 'pollcat: connection: connection reset by peer' c1.err ||
+    fail "receiving: message '$(cat c1.err)'"
+  note "receiving: reset after $(stat -c %s got1) of 8000000 bytes -> 9: $(cat c1.err)"
+  # Then while pollcat sends: the peer reads 1 MB and is killed (SIGKILL)
+  # with more unread, so its kernel resets the connection.
+  head -c 30000000 /dev/zero >big
+  python3 "$PEER" read-kill port2 1000000 2>p2.err &
+  ppid=$!
+  wait_line port2 '^[0-9]+$'
+  pc connect 127.0.0.1 "$(cat port2)" <big >/dev/null 2>c2.err
+  st=$?
+  wait $ppid
+  expect_status "sending, peer killed" 9 $st
+  grep -qx 'pollcat: connection: connection reset by peer' c2.err ||
+    fail "sending: message '$(cat c2.err)'"
+  note "sending: peer killed -> 9: $(cat c2.err)"
+  ;;
+
+keep)
+  # -k -e: one listener serves three clients at once, each with a child of
+  # its own (pccat --exit 3, an echo); bash's /dev/tcp are the clients.
+  # (exec: $! is pollcat itself, or the Wine process that runs it, so that
+  # the kill at the end stops it; a -k listener never ends by itself.)
+  ( exec "${RUN[@]}" "$PC" -v -k -e "$CAT --exit 3" listen 127.0.0.1 0 ) </dev/null >/dev/null 2>l.err &
+  lpid=$!
+  listen_port l.err
+  exec 3<>"/dev/tcp/127.0.0.1/$PORT" || fail "client A cannot connect"
+  exec 4<>"/dev/tcp/127.0.0.1/$PORT" || fail "client B cannot connect"
+  exec 5<>"/dev/tcp/127.0.0.1/$PORT" || fail "client C cannot connect"
+  # All three are connected; each gets its own echo, in any order.
+  printf 'from C\n' >&5
+  printf 'from A\n' >&3
+  printf 'from B\n' >&4
+  read -r -t 60 c <&5 || fail "client C: no echo"
+  read -r -t 60 b <&4 || fail "client B: no echo"
+  read -r -t 60 a <&3 || fail "client A: no echo"
+  [ "$a|$b|$c" = "from A|from B|from C" ] || fail "echoes: '$a|$b|$c'"
+  # B and C leave; A is still served, by the same child as before.
+  exec 4>&- 5>&-
+  printf 'A again\n' >&3
+  read -r -t 60 a <&3 || fail "client A: no second echo"
+  [ "$a" = "A again" ] || fail "client A's second echo: '$a'"
+  exec 3>&-
+  for _ in $(seq 600); do
+    [ "$(grep -c 'done, status 3$' l.err)" = 3 ] && break
+    sleep 0.1
+  done
+  [ "$(grep -c 'started' l.err)" = 3 ] || fail "not three children: $(cat l.err)"
+  [ "$(grep -c 'done, status 3$' l.err)" = 3 ] || fail "not three clients done: $(cat l.err)"
+  kill -0 $lpid 2>/dev/null || fail "the -k listener did not keep listening"
+  # -k alone: two clients at once, each one's data to stdout.
+  ( exec "${RUN[@]}" "$PC" -v -k listen 127.0.0.1 0 ) </dev/null >k.out 2>k.err &
+  kpid=$!
+  listen_port k.err
+  exec 3<>"/dev/tcp/127.0.0.1/$PORT" || fail "client 1 cannot connect"
+  exec 4<>"/dev/tcp/127.0.0.1/$PORT" || fail "client 2 cannot connect"
+  printf 'one\n' >&3
+  printf 'two\n' >&4
+  exec 3>&- 4>&-
+  for _ in $(seq 600); do
+    [ "$(grep -c ': done, status 0$' k.err)" = 2 ] && break
+    sleep 0.1
+  done
+  [ "$(sort k.out | tr '\n' ' ')" = "one two " ] || fail "-k stdout: '$(cat k.out)'"
+  # -e with connect: the child talks to the far side; its status is ours.
+  printf 'ping\n' >msg
+  pc -v listen 127.0.0.1 0 <msg >got 2>l2.err &
+  l2pid=$!
+  listen_port l2.err
+  pc -e "$CAT --exit 5" connect 127.0.0.1 "$PORT" </dev/null >/dev/null 2>e.err
+  expect_status "-e connect" 5 $?
+  wait $l2pid
+  expect_status "listener for -e" 0 $?
+  cmp -s msg got || fail "-e: far side got back '$(cat got)'"
+  kill $lpid $kpid 2>/dev/null
+  wait $lpid $kpid 2>/dev/null
+  note "-k -e served 3 clients at once (3 children, status 3 each); -k took 2 clients' data; -e connect -> child status 5"
+  # Usage: -k goes with listen only, -e not with exec.
+  "${RUN[@]}" "$PC" -k connect 127.0.0.1 1 </dev/null >/dev/null 2>u.err
+  expect_status "-k connect" 2 $?
+  "${RUN[@]}" "$PC" -e "$CAT" exec -- "$CAT" </dev/null >/dev/null 2>u.err
+  expect_status "-e exec" 2 $?
+  ;;
+
+quit_zero)
+  # -q 0 as nc -q 0: stdin ends at once (half-close), and the reply, sent
+  # 0.5 s after the far side saw the end of input, arrives in full.
+  command -v python3 >/dev/null || fail "python3 is missing (scripts/setup-deps)"
+  PEER=$(dirname "$0")/peer.py
+  printf 'GET / HTTP/1.0\r\n\r\n' >req
+  python3 "$PEER" reply-after-eof port 2000000 0.5 2>p.err &
+  ppid=$!
+  wait_line port '^[0-9]+$'
+  pc -q 0 connect 127.0.0.1 "$(cat port)" <req >got 2>c.err
+  expect_status "-q 0" 0 $?
+  wait $ppid
+  [ "$(stat -c %s got)" = 2000000 ] || fail "-q 0: $(stat -c %s got) of 2000000 bytes of the reply"
+  grep -qx 'peer: request of 18 bytes' p.err || fail "far side: $(cat p.err)"
+  note "-q 0: request sent, end of input seen, 2000000-byte reply read in full"
+  ;;
+
+interop_socat | interop_ncat)
+  # pollcat against a real socat or ncat peer (scripts/setup-deps installs
+  # them): both directions at once, each way as client and as server,
+  # half-close, and a reset mid-transfer.
+  tool=${case_name#interop_}
+  command -v $tool >/dev/null || { echo "$tool is not installed: skipped"; exit 77; }
+  head -c 3000000 /dev/urandom >q
+  head -c 2000000 /dev/urandom >r
+  free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+  # tool_listen PORT: the tool as server on its stdio, always run in the
+  # background (exec: $! is the tool itself); socat waits up to 60 s (not
+  # 0.5) for the other direction after one has ended.
+  tool_listen() {
+    case $tool in
+    socat) exec socat -t 60 "TCP-LISTEN:$1,bind=127.0.0.1,reuseaddr" STDIO ;;
+    ncat) exec ncat -l 127.0.0.1 "$1" ;;
+    esac
+  }
+  tool_connect() {
+    case $tool in
+    socat) socat -t 60 STDIO "TCP:127.0.0.1:$1" ;;
+    ncat) ncat 127.0.0.1 "$1" ;;
+    esac
+  }
+  # pc_connect_retry PORT ARGS...: until the tool listens (refused: 5).
+  pc_connect_retry() {
+    local port=$1 st
+    shift
+    for _ in $(seq 100); do
+      pc "$@" connect 127.0.0.1 "$port" <"$IN" >"$OUT" 2>c.err
+      st=$?
+      [ $st = 5 ] || return $st
+      sleep 0.1
+    done
+    return $st
+  }
+  # 1. pollcat connects to the tool; both send at once, both half-close.
+  P=$(free_port)
+  tool_listen $P <r >t.got 2>t.err &
+  tpid=$!
+  IN=q OUT=p.got pc_connect_retry $P
+  expect_status "pollcat connect to $tool" 0 $?
+  wait $tpid
+  expect_status "$tool listen" 0 $?
+  cmp -s q t.got || fail "$tool got $(stat -c %s t.got) of 3000000 bytes from pollcat"
+  cmp -s r p.got || fail "pollcat got $(stat -c %s p.got) of 2000000 bytes from $tool"
+  # 2. The tool connects to pollcat listen.
+  rm -f l.err
+  pc -v listen 127.0.0.1 0 <q >p.got 2>l.err &
+  lpid=$!
+  listen_port l.err
+  tool_connect $PORT <r >t.got 2>t.err
+  expect_status "$tool connect to pollcat" 0 $?
+  wait $lpid
+  expect_status "pollcat listen for $tool" 0 $?
+  cmp -s q t.got || fail "$tool got $(stat -c %s t.got) of 3000000 bytes from pollcat listen"
+  cmp -s r p.got || fail "pollcat listen got $(stat -c %s p.got) of 2000000 bytes from $tool"
+  # 3. Half-close: pollcat's stdin is empty (it shuts down at once) and
+  # the tool's data still arrives in full; then the other way round.
+  # ncat ends the whole connection when it reads the end of input from
+  # the network (it sent 8 KiB of 2 MB here, then closed), so only socat
+  # can show the first half.
+  if [ $tool = socat ]; then
+    P=$(free_port)
+    tool_listen $P <r >t.got 2>t.err &
+    tpid=$!
+    IN=/dev/null OUT=p.got pc_connect_retry $P
+    expect_status "half-close, pollcat sends nothing" 0 $?
+    wait $tpid
+    [ ! -s t.got ] || fail "$tool got data from an empty stdin"
+    cmp -s r p.got || fail "half-close: pollcat got $(stat -c %s p.got) of 2000000 bytes"
+  fi
+  P=$(free_port)
+  tool_listen $P </dev/null >t.got 2>t.err &
+  tpid=$!
+  IN=q OUT=p.got pc_connect_retry $P
+  expect_status "half-close, $tool sends nothing" 0 $?
+  wait $tpid
+  cmp -s q t.got || fail "half-close: $tool got $(stat -c %s t.got) of 3000000 bytes"
+  # 4. Reset: the tool stops reading (its stdout is a pipe nobody reads)
+  # and is killed with data unread, so its kernel resets the connection
+  # while pollcat is still sending.
+  head -c 50000000 /dev/zero >big
+  P=$(free_port)
+  mkfifo stall
+  sleep 60 <stall >/dev/null 2>&1 &
+  spid=$!
+  tool_listen $P </dev/null >stall 2>t.err &
+  tpid=$!
+  IN=big OUT=/dev/null
+  ( sleep 2; kill -9 $tpid ) &
+  killer=$!
+  pc_connect_retry $P -v
+  st=$?
+  wait $killer
+  kill $spid 2>/dev/null
+  expect_status "$tool killed mid-transfer" 9 $st
+  grep -qx 'pollcat: connection: connection reset by peer' c.err ||
+    fail "reset: message '$(grep -v '^pollcat: connect' c.err)'"
+  note "$tool: both directions both ways, half-close both ways, reset mid-transfer -> 9"
+  ;;
+
+write_sizes)
+  # Bulk-sized writes (issue 14): a listener relaying 20 MiB to a pipe made
+  # one 4 KiB write per poll round before (5,120 writes, 5,122 polls
+  # natively). Counted with --stats: the writes to stdout must average at
+  # least 8 KiB (a pipe holds 64 KiB, so about 320 is the usual count).
+  # Under Wine the old build already wrote 64 KiB to stdout: this case
+  # shows the Linux change.
+  head -c 20971520 /dev/urandom >a
+  rm -f l.err
+  pc -v --stats listen 127.0.0.1 0 </dev/null 2>l.err | cat >a.out &
+  lpid=$!
+  listen_port l.err
+  pc connect 127.0.0.1 "$PORT" <a >/dev/null 2>c.err
+  expect_status connect 0 $?
+  wait $lpid
+  cmp -s a a.out || fail "the listener's stdout got $(stat -c %s a.out) of 20971520 bytes"
+  line=$(grep 'stats: polls' l.err) || fail "no counts in l.err"
+  writes=$(echo "$line" | sed 's/.*, writes [0-9]* \([0-9]*\) .*/\1/')
+  [ "$writes" -ge 1 ] && [ "$writes" -le 2560 ] ||
+    fail "$writes writes to stdout for 20 MiB: $line"
+  note "20 MiB to a pipe in $writes writes ($line)"
   ;;
 
 *)
