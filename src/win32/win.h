@@ -95,6 +95,10 @@ struct anypoll__item {
   unsigned async : 1;    /* pipe: opened for overlapped I/O (known only
                             once the call is about to wait) */
   unsigned stream : 1;   /* socket: SOCK_STREAM */
+  /* socket: the handle AFD is asked about (see socket.c), worked out by
+   * every anypoll__socket_check and reused by the anypoll__socket_arm that
+   * follows it in the same call; never read before a check has set it. */
+  HANDLE afd_base;
 };
 
 /* Fills in item for the C runtime descriptor stored in a pollfd. */
@@ -203,6 +207,11 @@ ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_fail_resources;
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_fail_skip;
 ANYPOLL__INTERNAL
 int anypoll__test_should_fail(void);
+/* When non-zero, SIO_BASE_HANDLE is taken to have failed, as it does under
+ * some layered service providers (socket.c then asks for
+ * SIO_BSP_HANDLE_POLL); anypoll__test_bsp_poll_asked counts those asks. */
+ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_fail_base_handle;
+ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_bsp_poll_asked;
 
 /* ---- Backends (poll.c) ---------------------------------------------------- */
 ANYPOLL__INTERNAL
