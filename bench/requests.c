@@ -36,7 +36,7 @@
  * trace that every write found the caller blocked, and says so when one
  * did not; --settle-scale stretches these on a loaded machine. */
 #define SETTLE_MIN_MS 3
-#define SETTLE_PER_ENTRY_MS 0.6
+#define SETTLE_PER_ENTRY_MS 1.5
 static double settle_scale = 1;
 
 static void die(const char *what) {
