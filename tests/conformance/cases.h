@@ -48,6 +48,10 @@ FIXTURE(tcp_connecting, tcp_connecting, ALL | E_BANDS, 0)
 FIXTURE(tcp_refused, tcp_refused, ALL | E_BANDS, 0)
 FIXTURE(tcp_unconnected, tcp_unconnected, ALL | E_BANDS, 0)
 
+/* UDP (datagram_poll on Linux: writable includes POLLWRBAND). */
+FIXTURE(udp_idle, udp_idle, ALL | E_BANDS, 0)
+FIXTURE(udp_data, udp_data, ALL | E_BANDS, 0)
+
 /* AF_UNIX stream pairs. */
 FIXTURE(unix_idle, unix_idle, ALL | E_BANDS, 0)
 FIXTURE(unix_data, unix_data, ALL | E_BANDS, 0)

@@ -430,6 +430,19 @@ static int fx_tcp_unconnected(struct fx *fx) {
   return 0;
 }
 
+/* UDP: a bound socket connected to itself, idle or with a datagram. */
+static int fx_udp_idle(struct fx *fx) {
+  fx->fd = keep(fx, tp_udp_self());
+  return 0;
+}
+
+static int fx_udp_data(struct fx *fx) {
+  fx->fd = keep(fx, tp_udp_self());
+  sendstr(fx->fd, "abc");
+  settle(fx->fd);
+  return 0;
+}
+
 static int unix_pair(struct fx *fx, int u[2]) {
   if (tp_unix_pair(u) != 0)
     return -1;
