@@ -86,16 +86,20 @@ static int ioctl_handle(HANDLE s, DWORD code, HANDLE *out) {
  * providers intercept that request (Microsoft says they must not) and fail
  * it: SIO_BSP_HANDLE_POLL then names the handle the layer below would
  * select() on, which may be another layer, so it is followed down until it
- * stops changing. When every request fails the handle itself is asked
- * about: without a layered provider it is the base handle, and a handle
- * that was closed meanwhile makes AFD fail, which the check reports as
- * POLLNVAL. One call per socket per check: SIO_BASE_HANDLE is a request
+ * stops changing. When every request fails, or the handle is no socket
+ * any more, the handle itself is asked about: without a layered provider
+ * it is the base handle, and a handle that was closed meanwhile makes AFD
+ * fail, which the check reports as POLLNVAL. One call per socket per check: SIO_BASE_HANDLE is a request
  * to the provider chain, not a field read. */
 static HANDLE base_handle(HANDLE s) {
   HANDLE base;
-  if (anypoll__test_fail_base_handle == 0 &&
-      ioctl_handle(s, SIO_BASE_HANDLE_, &base))
-    return base;
+  if (anypoll__test_fail_base_handle == 0) {
+    if (ioctl_handle(s, SIO_BASE_HANDLE_, &base))
+      return base;
+    /* Closed since the classification: AFD will say so. */
+    if (WSAGetLastError() == WSAENOTSOCK)
+      return s;
+  }
   HANDLE h = s;
   for (int layer = 0; layer < MAX_PROVIDER_LAYERS; layer++) {
     InterlockedIncrement(&anypoll__test_bsp_poll_asked);
