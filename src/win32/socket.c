@@ -89,8 +89,9 @@ static int ioctl_handle(HANDLE s, DWORD code, HANDLE *out) {
  * stops changing. When every request fails, or the handle is no socket
  * any more, the handle itself is asked about: without a layered provider
  * it is the base handle, and a handle that was closed meanwhile makes AFD
- * fail, which the check reports as POLLNVAL. One call per socket per check: SIO_BASE_HANDLE is a request
- * to the provider chain, not a field read. */
+ * fail, which the check reports as POLLNVAL. Asked once per socket per
+ * check: SIO_BASE_HANDLE is a request to the provider chain (a wineserver
+ * request under Wine), not a field read. */
 static HANDLE base_handle(HANDLE s) {
   HANDLE base;
   if (anypoll__test_fail_base_handle == 0) {

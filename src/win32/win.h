@@ -119,9 +119,10 @@ ANYPOLL__INTERNAL
 short anypoll__console_check(const struct anypoll__item *item, short events);
 ANYPOLL__INTERNAL
 short anypoll__file_check(const struct anypoll__item *item, short events);
-/* Sockets are checked all at once: one AFD poll with a zero timeout, whose
- * completion signals event (reset again before returning). Sets revents of
- * every socket entry; returns 0, or -1 with errno. */
+/* Sockets are checked all at once: one AFD poll with a zero timeout, which
+ * leaves event alone (the poll has no event of its own; the parameter is
+ * unused). Sets revents and afd_base of every socket entry; returns 0, or
+ * -1 with errno. */
 ANYPOLL__INTERNAL
 int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
                           anypoll_nfds_t nfds, HANDLE event);
