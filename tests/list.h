@@ -81,3 +81,5 @@ TEST_CASE(pipe_waits_cancelled_repeatedly)
 /* test_reuse.c: a descriptor's number reused by another kind of object. */
 TEST_CASE(reuse_descriptor_changes_kind)
 TEST_CASE(reuse_descriptor_in_mixed_call)
+/* test_bands.c: events a socket never reports, asked alone. */
+TEST_CASE(socket_band_only_waits_asleep)

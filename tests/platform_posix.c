@@ -295,6 +295,12 @@ int tp_tcp_socket(void) {
   return s;
 }
 
+double tp_cpu_ms(void) {
+  struct timespec t;
+  CHECK(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) == 0);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
 int tp_udp_self(void) {
   int s = socket(AF_INET, SOCK_DGRAM, 0);
   CHECK(s >= 0);

@@ -415,6 +415,18 @@ int tp_tcp_socket(void) {
   return fd_of(s);
 }
 
+double tp_cpu_ms(void) {
+  FILETIME created, exited, kernel, user;
+  CHECK(GetProcessTimes(GetCurrentProcess(), &created, &exited, &kernel,
+                        &user));
+  ULARGE_INTEGER k, u;
+  k.LowPart = kernel.dwLowDateTime;
+  k.HighPart = kernel.dwHighDateTime;
+  u.LowPart = user.dwLowDateTime;
+  u.HighPart = user.dwHighDateTime;
+  return (double)(k.QuadPart + u.QuadPart) / 1e4;
+}
+
 int tp_udp_self(void) {
   wsa_start();
   SOCKET s = socket(AF_INET, SOCK_DGRAM, 0);

@@ -140,6 +140,10 @@ tp_thread *tp_after(struct tp_later *l, int fd, int delay_ms,
 tp_thread *tp_kill_after(struct tp_later *l, tp_child *c, int delay_ms);
 /* A monotonic clock, in milliseconds with sub-millisecond resolution. */
 double tp_now_ms(void);
+/* CPU time of the whole process (every thread), in milliseconds; Windows
+ * (and Wine) count it in 10-16 ms ticks. For bounds like "a 1 s wait
+ * used less than 10% of a CPU", never for timings. */
+double tp_cpu_ms(void);
 
 /* ---- Descriptor kinds and states for the conformance matrix -------------
  * (tests/conformance/). Each returns a C runtime descriptor as above. */

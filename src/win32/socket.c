@@ -111,19 +111,6 @@ static HANDLE base_handle(HANDLE s) {
   return h;
 }
 
-static ULONG afd_events_for(short events) {
-  /* Error conditions are always of interest, as poll() reports them
-   * whether asked or not. */
-  ULONG e = AFD_POLL_ABORT | AFD_POLL_LOCAL_CLOSE | AFD_POLL_CONNECT_FAIL;
-  if (events & POLLIN)
-    e |= AFD_POLL_RECEIVE | AFD_POLL_ACCEPT | AFD_POLL_DISCONNECT;
-  if (events & POLLPRI)
-    e |= AFD_POLL_RECEIVE_EXPEDITED;
-  if (events & (POLLOUT | POLLWRBAND))
-    e |= AFD_POLL_SEND;
-  return e;
-}
-
 /* The bits Linux sets for "readable". Winsock's POLLIN is
  * POLLRDNORM | POLLRDBAND, but Linux's sockets never set POLLRDBAND
  * (tcp_poll, udp_poll and unix_poll give POLLIN | POLLRDNORM; urgent data
@@ -141,6 +128,22 @@ static short readable(short events) {
  * never for stream ones (tcp_poll, unix_poll's stream case). */
 static short writable(short events, int stream) {
   return (short)(events & (stream ? POLLOUT : POLLOUT | POLLWRBAND));
+}
+
+/* What AFD is asked for: only what can end up in revents, or an event
+ * the call does not report (ordinary data when POLLRDBAND alone was asked)
+ * would complete every armed poll at once and the wait would spin. */
+static ULONG afd_events_for(short events, int stream) {
+  /* Error conditions are always of interest, as poll() reports them
+   * whether asked or not. */
+  ULONG e = AFD_POLL_ABORT | AFD_POLL_LOCAL_CLOSE | AFD_POLL_CONNECT_FAIL;
+  if (readable(events))
+    e |= AFD_POLL_RECEIVE | AFD_POLL_ACCEPT | AFD_POLL_DISCONNECT;
+  if (events & POLLPRI)
+    e |= AFD_POLL_RECEIVE_EXPEDITED;
+  if (writable(events, stream))
+    e |= AFD_POLL_SEND;
+  return e;
 }
 
 /* The revents Linux's tcp_poll (udp_poll for datagram sockets) gives for
@@ -224,8 +227,8 @@ static afd_poll_info *build(const struct pollfd *fds,
       info->Handles[k].Status = 0;
       k++;
     }
-    info->Handles[j].Events |=
-        afd_events_for(fds[i].events) | (items[i].stream ? extra : 0);
+    info->Handles[j].Events |= afd_events_for(fds[i].events, items[i].stream) |
+                               (items[i].stream ? extra : 0);
     if (slot != NULL)
       slot[i] = j;
   }
