@@ -90,6 +90,7 @@ TEST_CASE_WIN(overlapped_named_pipe)
 TEST_CASE_WIN(nul_device_always_ready)
 TEST_CASE_WIN(resource_failure_then_recovery)
 TEST_CASE_WIN(helper_failure_while_arming)
+TEST_CASE_WIN(socket_base_handle_refused)
 TEST_CASE_CONSOLE(console_ignores_non_key_events)
 TEST_CASE_CONSOLE(console_key_down_is_pollin)
 TEST_CASE_CONSOLE(console_output_pollout)
@@ -106,3 +107,9 @@ TEST_CASE_CONSOLE(console_alt_numpad_kept_raw)
 TEST_CASE_CONSOLE(console_alt_numpad_kept_line)
 TEST_CASE_WIN(dll_unload_keeps_process_alive)
 TEST_CASE_WIN(win32_errors_map_to_listed_errno)
+
+/* test_reuse.c: a descriptor's number reused by another kind of object. */
+TEST_CASE(reuse_descriptor_changes_kind)
+TEST_CASE(reuse_descriptor_in_mixed_call)
+/* test_bands.c: events a socket never reports, asked alone. */
+TEST_CASE(socket_band_only_waits_asleep)

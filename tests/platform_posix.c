@@ -295,6 +295,26 @@ int tp_tcp_socket(void) {
   return s;
 }
 
+double tp_cpu_ms(void) {
+  struct timespec t;
+  CHECK(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) == 0);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+int tp_udp_self(void) {
+  int s = socket(AF_INET, SOCK_DGRAM, 0);
+  CHECK(s >= 0);
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  CHECK(bind(s, (struct sockaddr *)&a, sizeof a) == 0);
+  CHECK(getsockname(s, (struct sockaddr *)&a, &len) == 0);
+  CHECK(connect(s, (struct sockaddr *)&a, sizeof a) == 0);
+  return s;
+}
+
 long tp_send_oob(int fd, const void *buf, size_t len) {
   return (long)send(fd, buf, len, MSG_OOB);
 }

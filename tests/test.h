@@ -140,6 +140,10 @@ tp_thread *tp_after(struct tp_later *l, int fd, int delay_ms,
 tp_thread *tp_kill_after(struct tp_later *l, tp_child *c, int delay_ms);
 /* A monotonic clock, in milliseconds with sub-millisecond resolution. */
 double tp_now_ms(void);
+/* CPU time of the whole process (every thread), in milliseconds; Windows
+ * (and Wine) count it in 10-16 ms ticks. For bounds like "a 1 s wait
+ * used less than 10% of a CPU", never for timings. */
+double tp_cpu_ms(void);
 
 /* ---- Descriptor kinds and states for the conformance matrix -------------
  * (tests/conformance/). Each returns a C runtime descriptor as above. */
@@ -150,6 +154,9 @@ int tp_unix_pair(int fds[2]);
 int tp_tcp_listener_backlog(int *port, int backlog);
 /* A TCP socket that was never bound or connected. */
 int tp_tcp_socket(void);
+/* A UDP socket bound to loopback (an ephemeral port), connected to itself:
+ * tp_send on it queues a datagram for it to read. */
+int tp_udp_self(void);
 /* send() with MSG_OOB. */
 long tp_send_oob(int fd, const void *buf, size_t len);
 /* Writes to a pipe's write end until it is full, without blocking; returns
