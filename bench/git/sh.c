@@ -38,11 +38,15 @@ static int unquote(const char *s, char *out, size_t size) {
 
 int main(int argc, char **argv) {
   char path[MAX_PATH * 2], quoted[MAX_PATH * 2 + 3], git[MAX_PATH];
-  if (argc != 3 || strcmp(argv[1], "-c") != 0 ||
+  /* git adds the command once more, as $0 of the script. */
+  if (argc < 3 || argc > 4 || strcmp(argv[1], "-c") != 0 ||
       strncmp(argv[2], PREFIX, strlen(PREFIX)) != 0 ||
       unquote(argv[2] + strlen(PREFIX), path, sizeof path) != 0) {
     fprintf(stderr, "sh (bench-git stand-in): only -c \"" PREFIX
-                    "'PATH'\" is supported\n");
+                    "'PATH'\" is supported; got");
+    for (int i = 1; i < argc; i++)
+      fprintf(stderr, " [%s]", argv[i]);
+    fprintf(stderr, "\n");
     return 127;
   }
   DWORD len = GetModuleFileNameA(NULL, git, sizeof git);
