@@ -1,8 +1,8 @@
 # The two commands of the README, and a few more. Every target sets up what
 # it needs first (scripts/setup-deps does nothing when all is present).
 .PHONY: all deps native mingw sanitize tsan fuzz check check-native \
-        check-mingw check-sanitize check-tsan check-fuzz demo bench stress \
-        clean
+        check-mingw check-sanitize check-tsan check-fuzz demo bench bench-git \
+        stress clean
 
 all: native mingw
 
@@ -62,6 +62,12 @@ demo: native mingw
 # measure, tests assert.
 bench: native mingw
 	@bench/run
+
+# git.exe built twice from Debian's git source, with git's compat/poll and
+# with dist/compat, cloning under Wine (bench/git/run; docs/performance.md).
+# Not part of check: it downloads git's source and builds git twice.
+bench-git: deps
+	@bench/git/run
 
 # The long form of the reliability tests (100 times make check's work; set
 # ANYPOLL_STRESS_SCALE for another factor); see docs/reliability.md.

@@ -1,7 +1,8 @@
 # Packaging targets, included by the Makefile.
 #   make install [PREFIX=/usr/local] [DESTDIR=/staging]   the Linux build
 #   make install-mingw PREFIX=/some/dir [DESTDIR=...]     the Windows build
-#   make amalgamate                                       dist/anypoll.{c,h}
+#   make amalgamate           dist/anypoll.{c,h}, and dist/compat/poll.{c,h}
+#                             (the gnulib-ABI pair, docs/porting.md)
 .PHONY: install install-mingw amalgamate
 
 PREFIX ?= /usr/local
@@ -13,4 +14,4 @@ install-mingw: mingw
 
 amalgamate: deps
 	python3 tools/amalgamate.py dist
-	@echo "wrote dist/anypoll.c and dist/anypoll.h"
+	@echo "wrote dist/anypoll.c, dist/anypoll.h and dist/compat/poll.{c,h}"

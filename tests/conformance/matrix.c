@@ -6,6 +6,12 @@
  *          [--reference FILE] [--deviations FILE]
  *   matrix --list
  *
+ * Built as matrix_compat (MATRIX_COMPAT, tests/compat/), the same table runs
+ * through poll() of the gnulib-ABI pair dist/compat/poll.{c,h}: this file is
+ * then a program written against that poll.h, its struct pollfd and POLL*
+ * values, and --backend names the library's default backend, whose
+ * reference and deviations the pair must match.
+ *
  * One line per case (ok / FAIL name: got X expected Y), then exactly
  * "N passed, N failed"; the exit status is non-zero on any failure. A result
  * that differs from Linux passes only if deviations.txt lists that very
@@ -15,6 +21,14 @@
  * Results are symbolic (IN, OUT, PRI, ERR, HUP, NVAL) so that one reference
  * serves every platform: on Windows POLLIN is POLLRDNORM|POLLRDBAND, and a
  * revents with only one of the two shows up as a raw hex value. */
+#ifdef MATRIX_COMPAT
+/* First, as git's and gnulib's programs have it before their own code. */
+#  include MATRIX_COMPAT_HEADER
+/* tp_poll and tp_pfd take the library's struct pollfd (Winsock's on
+ * Windows); these take poll.h's, and test.h declares them in their place. */
+#  define tp_poll matrix_compat_poll
+#  define tp_pfd matrix_compat_pfd
+#endif
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
@@ -24,6 +38,18 @@
 #endif
 
 #include "test.h"
+
+#ifdef MATRIX_COMPAT
+int matrix_compat_poll(struct pollfd *fds, anypoll_nfds_t nfds, int timeout) {
+  return poll(fds, nfds, timeout);
+}
+
+void matrix_compat_pfd(struct pollfd *p, int fd, short events) {
+  p->fd = fd;
+  p->events = events;
+  p->revents = (short)0x5a5a; /* must be overwritten */
+}
+#endif
 
 #ifndef MATRIX_DATA_DIR
 #  define MATRIX_DATA_DIR "."

@@ -11,8 +11,9 @@ file(MAKE_DIRECTORY ${WORK_DIR})
 run(COMMAND ${PYTHON} ${SOURCE_DIR}/tools/amalgamate.py ${WORK_DIR}/dist)
 file(GLOB produced RELATIVE ${WORK_DIR}/dist ${WORK_DIR}/dist/*)
 list(SORT produced)
-if(NOT produced STREQUAL "anypoll.c;anypoll.h")
-  message(FATAL_ERROR "dist/ holds ${produced}, expected anypoll.c and anypoll.h")
+# compat/: the gnulib-ABI pair, tested by tests/compat/dist.cmake.
+if(NOT produced STREQUAL "anypoll.c;anypoll.h;compat")
+  message(FATAL_ERROR "dist/ holds ${produced}, expected anypoll.c, anypoll.h and compat/")
 endif()
 
 separate_arguments(cflags UNIX_COMMAND "${CFLAGS}")
