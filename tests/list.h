@@ -113,3 +113,4 @@ TEST_CASE(reuse_descriptor_changes_kind)
 TEST_CASE(reuse_descriptor_in_mixed_call)
 /* test_bands.c: events a socket never reports, asked alone. */
 TEST_CASE(socket_band_only_waits_asleep)
+TEST_CASE(pipe_and_file_band_bits_as_linux)

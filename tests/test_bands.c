@@ -37,3 +37,33 @@ TEST(socket_band_only_waits_asleep) {
   tp_close(s[0]);
   tp_close(s[1]);
 }
+
+/* Pipes and regular files: Linux's pipe_poll and a file's default mask give
+ * POLLIN | POLLRDNORM and POLLOUT | POLLWRNORM, never a band bit, so the
+ * band bits asked alone come back empty (Winsock's POLLIN includes
+ * POLLRDBAND: a check that masked with POLLIN gave it back). */
+static short check_now(int fd, short events) {
+  struct pollfd p;
+  tp_pfd(&p, fd, events);
+  ASSERT_GE(tp_poll(&p, 1, 0), 0);
+  return p.revents;
+}
+
+TEST(pipe_and_file_band_bits_as_linux) {
+  int fds[2];
+  tp_pipe(fds);
+  ASSERT_EQ(tp_write(fds[1], "x", 1), 1);
+  ASSERT_EQ(check_now(fds[0], POLLRDBAND), 0);
+  ASSERT_EQ(check_now(fds[0], POLLRDNORM), POLLRDNORM);
+  ASSERT_EQ(check_now(fds[0], POLLIN), POLLIN);
+  ASSERT_EQ(check_now(fds[1], POLLWRBAND), 0);
+  ASSERT_EQ(check_now(fds[1], POLLWRNORM), POLLWRNORM);
+  tp_close(fds[0]);
+  tp_close(fds[1]);
+
+  int f = tp_temp_file(0);
+  ASSERT_EQ(check_now(f, POLLRDBAND | POLLWRBAND), 0);
+  ASSERT_EQ(check_now(f, POLLRDNORM | POLLWRNORM), POLLRDNORM | POLLWRNORM);
+  ASSERT_EQ(check_now(f, POLLIN | POLLOUT), POLLIN | POLLOUT);
+  tp_close(f);
+}

@@ -111,12 +111,12 @@ static short check_input(const struct anypoll__item *item, short events) {
     if (first == got)
       continue; /* all skipped: look again, more may have come */
     if (!line_mode) {
-      result = (short)(events & POLLIN);
+      result = anypoll__readable_bits(events);
       break;
     }
     for (DWORD i = first; i < got; i++) {
       if (is_enter(&records[i])) {
-        result = (short)(events & POLLIN);
+        result = anypoll__readable_bits(events);
         break;
       }
     }

@@ -4,5 +4,5 @@
 
 short anypoll__file_check(const struct anypoll__item *item, short events) {
   (void)item;
-  return (short)(events & (POLLIN | POLLOUT));
+  return (short)(anypoll__readable_bits(events) | (events & POLLOUT));
 }

@@ -211,7 +211,7 @@ static short peek_read_side(HANDLE h, short events) {
   DWORD error = ok ? 0 : GetLastError();
   anypoll__onh_end(h);
   if (ok)
-    return avail > 0 ? (short)(events & POLLIN) : 0;
+    return avail > 0 ? anypoll__readable_bits(events) : 0;
   switch (error) {
   case ERROR_BROKEN_PIPE:
     return POLLHUP;
@@ -229,7 +229,8 @@ static short peek_read_side(HANDLE h, short events) {
  * write, and whether the other end is gone. */
 static short info_read_side(const anypoll__pipe_local_info *info,
                             short events) {
-  short in = info->ReadDataAvailable > 0 ? (short)(events & POLLIN) : 0;
+  short in =
+      info->ReadDataAvailable > 0 ? anypoll__readable_bits(events) : 0;
   switch (info->NamedPipeState) {
   case ANYPOLL_FILE_PIPE_CLOSING_STATE:
     /* Linux reports POLLHUP with POLLIN while data outlives the writer. */

@@ -111,18 +111,6 @@ static HANDLE base_handle(HANDLE s) {
   return h;
 }
 
-/* The bits Linux sets for "readable". Winsock's POLLIN is
- * POLLRDNORM | POLLRDBAND, but Linux's sockets never set POLLRDBAND
- * (tcp_poll, udp_poll and unix_poll give POLLIN | POLLRDNORM; urgent data
- * is POLLPRI): a call that asks for POLLIN gets POLLIN back, as on Linux,
- * one that asks for POLLRDNORM alone gets POLLRDNORM, and one that asks
- * for POLLRDBAND alone gets nothing. */
-static short readable(short events) {
-  if ((events & POLLIN) == POLLIN)
-    return POLLIN;
-  return (short)(events & POLLRDNORM);
-}
-
 /* The bits Linux sets for "writable": POLLOUT | POLLWRNORM (one bit in
  * Winsock), and POLLWRBAND too for datagram sockets (datagram_poll) but
  * never for stream ones (tcp_poll, unix_poll's stream case). */
@@ -137,7 +125,7 @@ static ULONG afd_events_for(short events, int stream) {
   /* Error conditions are always of interest, as poll() reports them
    * whether asked or not. */
   ULONG e = AFD_POLL_ABORT | AFD_POLL_LOCAL_CLOSE | AFD_POLL_CONNECT_FAIL;
-  if (readable(events))
+  if (anypoll__readable_bits(events))
     e |= AFD_POLL_RECEIVE | AFD_POLL_ACCEPT | AFD_POLL_DISCONNECT;
   if (events & POLLPRI)
     e |= AFD_POLL_RECEIVE_EXPEDITED;
@@ -155,7 +143,7 @@ static short revents_for(ULONG afd_events, short events, int stream) {
   /* An orderly shutdown by the peer is end-of-file: readable, not a hang-up
    * (Linux reports POLLHUP only once both directions are shut). */
   if (afd_events & (AFD_POLL_RECEIVE | AFD_POLL_ACCEPT | AFD_POLL_DISCONNECT))
-    r |= readable(events);
+    r |= anypoll__readable_bits(events);
   if (afd_events & AFD_POLL_RECEIVE_EXPEDITED)
     r |= events & POLLPRI;
   if (afd_events & AFD_POLL_SEND)
@@ -164,7 +152,8 @@ static short revents_for(ULONG afd_events, short events, int stream) {
    * the error and the hang-up, and readable and writable so that the next
    * read or write collects the error. */
   if (afd_events & (AFD_POLL_ABORT | AFD_POLL_CONNECT_FAIL))
-    r |= POLLERR | POLLHUP | readable(events) | writable(events, stream);
+    r |= POLLERR | POLLHUP | anypoll__readable_bits(events) |
+         writable(events, stream);
   return r;
 }
 

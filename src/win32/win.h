@@ -190,6 +190,19 @@ static inline void anypoll__model_crt_check(int fd, intptr_t os) {
 }
 #endif
 
+/* The bits Linux sets for "readable", for every kind. Winsock's POLLIN is
+ * POLLRDNORM | POLLRDBAND, but Linux never sets POLLRDBAND for ordinary
+ * data (pipe_poll, tcp_poll, udp_poll, unix_poll, n_tty_poll and a regular
+ * file's default mask all give POLLIN | POLLRDNORM; urgent data is
+ * POLLPRI): a call that asks for POLLIN gets POLLIN back, as on Linux, one
+ * that asks for POLLRDNORM alone gets POLLRDNORM, and one that asks for
+ * POLLRDBAND alone gets nothing. */
+static inline short anypoll__readable_bits(short events) {
+  if ((events & POLLIN) == POLLIN)
+    return POLLIN;
+  return (short)(events & POLLRDNORM);
+}
+
 /* ---- Readiness checks, one file per kind --------------------------------
  * Each returns the revents for the entry now (POLLERR/POLLHUP/POLLNVAL
  * whatever was asked), without waiting and without consuming data. */
