@@ -66,7 +66,7 @@ struct anypoll__pipe_sub {
   struct anypoll__item *item;
   HANDLE event;
   int outcome;
-  int pinned; /* disarming: this sub's call waits for the read to end */
+  int cancelling; /* disarming: this sub's call waits for the read to end */
 };
 
 static SRWLOCK table_lock = SRWLOCK_INIT;
@@ -393,7 +393,11 @@ static int arm_sync(struct anypoll__waiter *wt, struct anypoll__item *item) {
 /* Disarming is done for all of a call's reads at once: every read whose
  * last user this call was is cancelled first, and the call then waits once
  * for all of them to end, instead of one cancel-and-wait round trip per
- * pipe. Under the table lock throughout, except inside the waits. */
+ * pipe. Under the table lock throughout, except inside the waits. Every
+ * watch the call touches is pinned until the end: while the lock is
+ * released inside the wait, another call that shared one of them (or its
+ * helper) could otherwise free it, and this call would then free it again
+ * (seen as heap corruption in stress_concurrent_pollers under Wine). */
 static void disarm_sync_all(struct anypoll__pipe_sub *subs,
                             anypoll_nfds_t count) {
   if (count == 0)
@@ -410,15 +414,13 @@ static void disarm_sync_all(struct anypoll__pipe_sub *subs,
         break;
       }
     }
-    sub->pinned = 0;
+    w->pins++;
+    sub->cancelling = 0;
     if (--w->users == 0 && w->reading) {
       w->cancel = 1;
       if (w->in_read)
         CancelSynchronousIo(w->thread);
-      /* The pin keeps the helper, which ends the read, from freeing w
-       * under us while the lock is released inside the wait. */
-      w->pins++;
-      sub->pinned = 1;
+      sub->cancelling = 1;
       waiting = 1;
     }
   }
@@ -432,7 +434,7 @@ static void disarm_sync_all(struct anypoll__pipe_sub *subs,
       int pending = 0;
       for (anypoll_nfds_t i = 0; i < count; i++) {
         struct watch *w = subs[i].watch;
-        if (subs[i].pinned && w->reading && w->users == 0) {
+        if (subs[i].cancelling && w->reading && w->users == 0) {
           pending = 1;
           if (w->in_read)
             CancelSynchronousIo(w->thread);
@@ -445,24 +447,22 @@ static void disarm_sync_all(struct anypoll__pipe_sub *subs,
   }
   for (anypoll_nfds_t i = 0; i < count; i++) {
     struct anypoll__pipe_sub *sub = &subs[i];
-    if (sub->pinned)
-      sub->watch->pins--;
+    sub->watch->pins--;
     if (sub->outcome == OUTCOME_NO_WAIT)
       sub->item->no_wait = 1;
     else if (sub->outcome == OUTCOME_FIRED)
       sub->item->fired = 1;
   }
-  /* Freed only now: two entries of one call can share a watch. */
+  /* Freed only now, once all pins are gone: two entries of one call can
+   * share a watch. */
   for (anypoll_nfds_t i = 0; i < count; i++) {
     struct watch *w = subs[i].watch;
-    subs[i].watch = NULL;
-    if (w != NULL && w->users == 0 && !w->reading && w->pins == 0) {
-      /* Clear the other subs' pointers to it before freeing. */
-      for (anypoll_nfds_t k = i + 1; k < count; k++)
-        if (subs[k].watch == w)
-          subs[k].watch = NULL;
-      watch_release_if_unused(w);
-    }
+    if (w == NULL)
+      continue;
+    for (anypoll_nfds_t k = i; k < count; k++)
+      if (subs[k].watch == w)
+        subs[k].watch = NULL;
+    watch_release_if_unused(w);
   }
   ReleaseSRWLockExclusive(&table_lock);
 }
