@@ -295,6 +295,20 @@ int tp_tcp_socket(void) {
   return s;
 }
 
+int tp_udp_self(void) {
+  int s = socket(AF_INET, SOCK_DGRAM, 0);
+  CHECK(s >= 0);
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  CHECK(bind(s, (struct sockaddr *)&a, sizeof a) == 0);
+  CHECK(getsockname(s, (struct sockaddr *)&a, &len) == 0);
+  CHECK(connect(s, (struct sockaddr *)&a, sizeof a) == 0);
+  return s;
+}
+
 long tp_send_oob(int fd, const void *buf, size_t len) {
   return (long)send(fd, buf, len, MSG_OOB);
 }

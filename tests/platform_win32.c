@@ -456,6 +456,18 @@ int tp_tcp_socket(void) {
   return fd_of(s);
 }
 
+int tp_udp_self(void) {
+  wsa_start();
+  SOCKET s = socket(AF_INET, SOCK_DGRAM, 0);
+  CHECK(s != INVALID_SOCKET);
+  struct sockaddr_in a = loopback(0);
+  int len = sizeof a;
+  CHECK(bind(s, (struct sockaddr *)&a, sizeof a) == 0);
+  CHECK(getsockname(s, (struct sockaddr *)&a, &len) == 0);
+  CHECK(connect(s, (struct sockaddr *)&a, sizeof a) == 0);
+  return fd_of(s);
+}
+
 long tp_send_oob(int fd, const void *buf, size_t len) {
   return send(sock_of(fd), buf, (int)len, MSG_OOB);
 }

@@ -150,6 +150,9 @@ int tp_unix_pair(int fds[2]);
 int tp_tcp_listener_backlog(int *port, int backlog);
 /* A TCP socket that was never bound or connected. */
 int tp_tcp_socket(void);
+/* A UDP socket bound to loopback (an ephemeral port), connected to itself:
+ * tp_send on it queues a datagram for it to read. */
+int tp_udp_self(void);
 /* send() with MSG_OOB. */
 long tp_send_oob(int fd, const void *buf, size_t len);
 /* Writes to a pipe's write end until it is full, without blocking; returns

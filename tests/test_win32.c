@@ -291,3 +291,31 @@ TEST(console_output_pollout) {
   ASSERT_EQ(tp_poll(&p, 1, 0), 0);
   _close(fd);
 }
+
+/* A layered service provider that fails SIO_BASE_HANDLE (simulated: Wine
+ * has none): the socket is still waited on and reported, through
+ * SIO_BSP_HANDLE_POLL. Under Wine the handle itself is AFD's, so this
+ * shows the fallback is taken and harmless, not that a real provider's
+ * handle is resolved (docs/windows-design.md). */
+TEST(socket_base_handle_refused) {
+  int s[2];
+  tp_tcp_pair(s);
+  anypoll__test_bsp_poll_asked = 0;
+  anypoll__test_fail_base_handle = 1;
+  struct pollfd fd;
+  tp_pfd(&fd, s[0], POLLIN | POLLOUT);
+  ASSERT_EQ(tp_poll(&fd, 1, 1000), 1);
+  ASSERT_EQ(fd.revents, POLLOUT);
+  tp_pfd(&fd, s[0], POLLIN);
+  ASSERT_EQ(tp_poll(&fd, 1, 20), 0);
+  ASSERT_EQ(fd.revents, 0);
+  struct tp_later later;
+  tp_thread *t = tp_after(&later, s[1], 50, TP_SEND_BYTE);
+  ASSERT_EQ(tp_poll(&fd, 1, 5000), 1);
+  ASSERT_EQ(fd.revents, POLLIN);
+  tp_thread_join(t);
+  anypoll__test_fail_base_handle = 0;
+  ASSERT_GT(anypoll__test_bsp_poll_asked, 0);
+  tp_close(s[0]);
+  tp_close(s[1]);
+}

@@ -22,6 +22,13 @@
 #define AFD_POLL_CONNECT_FAIL 0x0100
 
 #define SIO_BASE_HANDLE_ 0x48000022
+#define SIO_BSP_HANDLE_POLL_ 0x4800001D
+
+/* Layers of providers followed before giving up (see base_handle). */
+#define MAX_PROVIDER_LAYERS 8
+
+ANYPOLL__INTERNAL volatile LONG anypoll__test_fail_base_handle;
+ANYPOLL__INTERNAL volatile LONG anypoll__test_bsp_poll_asked;
 
 typedef struct {
   HANDLE Handle;
@@ -62,14 +69,46 @@ static HANDLE afd(void) {
   return afd_handle;
 }
 
-/* Layered service providers may wrap the socket; AFD wants the base one. */
-static HANDLE base_handle(HANDLE s) {
-  SOCKET base;
+static int ioctl_handle(HANDLE s, DWORD code, HANDLE *out) {
+  SOCKET h = INVALID_SOCKET;
   DWORD bytes;
-  if (WSAIoctl((SOCKET)s, SIO_BASE_HANDLE_, NULL, 0, &base, sizeof base,
-               &bytes, NULL, NULL) != 0)
-    return s;
-  return (HANDLE)base;
+  if (WSAIoctl((SOCKET)s, code, NULL, 0, &h, sizeof h, &bytes, NULL, NULL) !=
+          0 ||
+      h == INVALID_SOCKET)
+    return 0;
+  *out = (HANDLE)h;
+  return 1;
+}
+
+/* The handle AFD must be asked about. A layered service provider may hand
+ * the program a handle of its own, which AFD does not know; the base
+ * provider's handle is under it. SIO_BASE_HANDLE names it, but some
+ * providers intercept that request (Microsoft says they must not) and fail
+ * it: SIO_BSP_HANDLE_POLL then names the handle the layer below would
+ * select() on, which may be another layer, so it is followed down until it
+ * stops changing. When every request fails, or the handle is no socket
+ * any more, the handle itself is asked about: without a layered provider
+ * it is the base handle, and a handle that was closed meanwhile makes AFD
+ * fail, which the check reports as POLLNVAL. Asked once per socket per
+ * check: SIO_BASE_HANDLE is a request to the provider chain (a wineserver
+ * request under Wine), not a field read. */
+static HANDLE base_handle(HANDLE s) {
+  HANDLE base;
+  if (anypoll__test_fail_base_handle == 0) {
+    if (ioctl_handle(s, SIO_BASE_HANDLE_, &base))
+      return base;
+    /* Closed since the classification: AFD will say so. */
+    if (WSAGetLastError() == WSAENOTSOCK)
+      return s;
+  }
+  HANDLE h = s;
+  for (int layer = 0; layer < MAX_PROVIDER_LAYERS; layer++) {
+    InterlockedIncrement(&anypoll__test_bsp_poll_asked);
+    if (!ioctl_handle(h, SIO_BSP_HANDLE_POLL_, &base) || base == h)
+      break;
+    h = base;
+  }
+  return h;
 }
 
 static ULONG afd_events_for(short events) {
@@ -80,29 +119,49 @@ static ULONG afd_events_for(short events) {
     e |= AFD_POLL_RECEIVE | AFD_POLL_ACCEPT | AFD_POLL_DISCONNECT;
   if (events & POLLPRI)
     e |= AFD_POLL_RECEIVE_EXPEDITED;
-  if (events & POLLOUT)
+  if (events & (POLLOUT | POLLWRBAND))
     e |= AFD_POLL_SEND;
   return e;
 }
 
-/* The revents Linux's tcp_poll gives for the same socket state. */
-static short revents_for(ULONG afd_events, short events) {
+/* The bits Linux sets for "readable". Winsock's POLLIN is
+ * POLLRDNORM | POLLRDBAND, but Linux's sockets never set POLLRDBAND
+ * (tcp_poll, udp_poll and unix_poll give POLLIN | POLLRDNORM; urgent data
+ * is POLLPRI): a call that asks for POLLIN gets POLLIN back, as on Linux,
+ * one that asks for POLLRDNORM alone gets POLLRDNORM, and one that asks
+ * for POLLRDBAND alone gets nothing. */
+static short readable(short events) {
+  if ((events & POLLIN) == POLLIN)
+    return POLLIN;
+  return (short)(events & POLLRDNORM);
+}
+
+/* The bits Linux sets for "writable": POLLOUT | POLLWRNORM (one bit in
+ * Winsock), and POLLWRBAND too for datagram sockets (datagram_poll) but
+ * never for stream ones (tcp_poll, unix_poll's stream case). */
+static short writable(short events, int stream) {
+  return (short)(events & (stream ? POLLOUT : POLLOUT | POLLWRBAND));
+}
+
+/* The revents Linux's tcp_poll (udp_poll for datagram sockets) gives for
+ * the same socket state. */
+static short revents_for(ULONG afd_events, short events, int stream) {
   short r = 0;
   if (afd_events & AFD_POLL_LOCAL_CLOSE)
     return POLLNVAL;
   /* An orderly shutdown by the peer is end-of-file: readable, not a hang-up
    * (Linux reports POLLHUP only once both directions are shut). */
   if (afd_events & (AFD_POLL_RECEIVE | AFD_POLL_ACCEPT | AFD_POLL_DISCONNECT))
-    r |= events & POLLIN;
+    r |= readable(events);
   if (afd_events & AFD_POLL_RECEIVE_EXPEDITED)
     r |= events & POLLPRI;
   if (afd_events & AFD_POLL_SEND)
-    r |= events & POLLOUT;
+    r |= writable(events, stream);
   /* A reset or failed connect closes both directions: Linux then reports
    * the error and the hang-up, and readable and writable so that the next
    * read or write collects the error. */
   if (afd_events & (AFD_POLL_ABORT | AFD_POLL_CONNECT_FAIL))
-    r |= POLLERR | POLLHUP | (events & (POLLIN | POLLOUT));
+    r |= POLLERR | POLLHUP | readable(events) | writable(events, stream);
   return r;
 }
 
@@ -132,11 +191,14 @@ static int count_sockets(const struct anypoll__item *items,
  * with errno. A socket that appears in several entries is asked about once,
  * for the union of their events, since AFD's answer names each handle once;
  * slot (if not NULL) gets, per entry, the index of its request. *count gets
- * the number of requests (0: no socket, nothing to do). */
+ * the number of requests (0: no socket, nothing to do). Every stream
+ * socket is also asked for the events in extra. Uses each item's afd_base,
+ * which the check sets. */
 static afd_poll_info *build(const struct pollfd *fds,
                             const struct anypoll__item *items,
                             anypoll_nfds_t nfds, LONGLONG timeout,
-                            ULONG *count, size_t *size, ULONG *slot) {
+                            ULONG *count, size_t *size, ULONG *slot,
+                            ULONG extra) {
   ULONG sockets = (ULONG)count_sockets(items, nfds);
   *count = 0;
   if (sockets == 0)
@@ -152,7 +214,7 @@ static afd_poll_info *build(const struct pollfd *fds,
   for (anypoll_nfds_t i = 0; i < nfds; i++) {
     if (items[i].kind != ANYPOLL_KIND_SOCKET)
       continue;
-    HANDLE base = base_handle(items[i].handle);
+    HANDLE base = items[i].afd_base;
     ULONG j = 0;
     while (j < k && info->Handles[j].Handle != base)
       j++;
@@ -162,7 +224,8 @@ static afd_poll_info *build(const struct pollfd *fds,
       info->Handles[k].Status = 0;
       k++;
     }
-    info->Handles[j].Events |= afd_events_for(fds[i].events);
+    info->Handles[j].Events |=
+        afd_events_for(fds[i].events) | (items[i].stream ? extra : 0);
     if (slot != NULL)
       slot[i] = j;
   }
@@ -175,33 +238,40 @@ static afd_poll_info *build(const struct pollfd *fds,
   return info;
 }
 
-/* One AFD poll with a zero timeout; returns its final status. The event is
- * the calling thread's wake event, still set when this runs as the re-check
- * after a wake-up. Starting the request clears it (everything armed has
- * been disarmed by now), but the status word, not the event alone, decides
- * when the request is done: reading the result, and freeing its buffer,
- * before then would race the driver's write. */
-static NTSTATUS poll_now(HANDLE dev, HANDLE event, afd_poll_info *info,
-                         size_t size) {
+/* One AFD poll with a zero timeout; returns its final status. It has no
+ * event: the thread's wake event is left alone (one ResetEvent fewer per
+ * check, and no stale wake-up for the wait that may follow), and the
+ * status word, not an event, decides when the request is done: reading
+ * the result, and freeing its buffer, before then would race the driver's
+ * write. A zero timeout completes within the call on Windows (and under
+ * Wine the call itself waits for it), so the wait below is a guard; its
+ * object is the AFD handle, which every completion on it signals, and the
+ * 1 ms bound covers another thread's request start clearing that. */
+static NTSTATUS poll_now(HANDLE dev, afd_poll_info *info, size_t size) {
   volatile IO_STATUS_BLOCK iosb;
   iosb.Status = STATUS_PENDING;
   NTSTATUS st = anypoll__nt.device_io_control_file(
-      dev, event, NULL, NULL, (IO_STATUS_BLOCK *)&iosb, IOCTL_AFD_POLL, info,
+      dev, NULL, NULL, NULL, (IO_STATUS_BLOCK *)&iosb, IOCTL_AFD_POLL, info,
       (ULONG)size, info, (ULONG)size);
   if (st == STATUS_PENDING) {
-    /* A zero timeout completes at once; the wait covers the hand-off. */
     while (iosb.Status == STATUS_PENDING)
-      WaitForSingleObject(event, INFINITE);
+      WaitForSingleObject(dev, 1);
     st = iosb.Status;
   }
-  ResetEvent(event);
   return st;
 }
 
 int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
                           anypoll_nfds_t nfds, HANDLE event) {
+  (void)event;
   if (count_sockets(items, nfds) == 0)
     return 0;
+  /* Worked out afresh by every check (never carried from an earlier call,
+   * whose descriptor may since have been closed and its number or handle
+   * value reused), and reused by the arm that follows in the same call. */
+  for (anypoll_nfds_t i = 0; i < nfds; i++)
+    if (items[i].kind == ANYPOLL_KIND_SOCKET)
+      items[i].afd_base = base_handle(items[i].handle);
   ULONG *slot = malloc(nfds * sizeof *slot);
   if (slot == NULL) {
     errno = ENOMEM;
@@ -209,7 +279,11 @@ int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
   }
   ULONG count;
   size_t size;
-  afd_poll_info *info = build(fds, items, nfds, 0, &count, &size, slot);
+  /* AFD_POLL_SEND, asked of every stream socket whatever the events, tells
+   * a connected socket (the usual case) from one that never connected
+   * without asking getsockname. */
+  afd_poll_info *info =
+      build(fds, items, nfds, 0, &count, &size, slot, AFD_POLL_SEND);
   if (info == NULL) {
     free(slot);
     return -1;
@@ -231,7 +305,7 @@ int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
     asked[k] = info->Handles[k].Handle;
     wanted[k] = info->Handles[k].Events;
   }
-  if (poll_now(dev, event, info, size) >= 0) {
+  if (poll_now(dev, info, size) >= 0) {
     ULONG out = 0;
     for (ULONG k = 0; k < count && out < info->NumberOfHandles; k++)
       if (info->Handles[out].Handle == asked[k])
@@ -247,7 +321,7 @@ int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
       info->Handles[0].Handle = asked[k];
       info->Handles[0].Events = wanted[k];
       info->Handles[0].Status = 0;
-      if (poll_now(dev, event, info, one) < 0)
+      if (poll_now(dev, info, one) < 0)
         got[k] = AFD_POLL_LOCAL_CLOSE;
       else
         got[k] = info->NumberOfHandles ? info->Handles[0].Events : 0;
@@ -257,9 +331,10 @@ int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
     if (items[i].kind != ANYPOLL_KIND_SOCKET)
       continue;
     if (got[slot[i]] == 0 && items[i].stream && never_connected(items[i].handle))
-      fds[i].revents = (short)(POLLHUP | (fds[i].events & POLLOUT));
+      fds[i].revents = (short)(POLLHUP | writable(fds[i].events, 1));
     else
-      fds[i].revents = revents_for(got[slot[i]], fds[i].events);
+      fds[i].revents =
+          revents_for(got[slot[i]], fds[i].events, items[i].stream);
   }
 out:
   free(got);
@@ -279,7 +354,7 @@ int anypoll__socket_arm(struct anypoll__waiter *w, struct pollfd *fds,
   /* The latest absolute time (positive means absolute, in 100 ns units):
    * the wait's own timeout is kept by the caller. */
   afd_poll_info *info =
-      build(fds, items, nfds, INT64_MAX, &count, &size, NULL);
+      build(fds, items, nfds, INT64_MAX, &count, &size, NULL, 0);
   if (info == NULL)
     return -1;
   w->afd_info = info;

@@ -106,6 +106,10 @@ struct anypoll__item {
   unsigned no_wait : 1;
   unsigned fired : 1;       /* this round, the entry's read ended by itself */
   unsigned empty_fires : 2; /* consecutive rounds it fired and was not ready */
+  /* socket: the handle AFD is asked about (see socket.c), worked out by
+   * every anypoll__socket_check and reused by the anypoll__socket_arm that
+   * follows it in the same call; never read before a check has set it. */
+  HANDLE afd_base;
 };
 
 /* Fills in item for the C runtime descriptor stored in a pollfd. */
@@ -195,9 +199,10 @@ ANYPOLL__INTERNAL
 short anypoll__console_check(const struct anypoll__item *item, short events);
 ANYPOLL__INTERNAL
 short anypoll__file_check(const struct anypoll__item *item, short events);
-/* Sockets are checked all at once: one AFD poll with a zero timeout, whose
- * completion signals event (reset again before returning). Sets revents of
- * every socket entry; returns 0, or -1 with errno. */
+/* Sockets are checked all at once: one AFD poll with a zero timeout, which
+ * leaves event alone (the poll has no event of its own; the parameter is
+ * unused). Sets revents and afd_base of every socket entry; returns 0, or
+ * -1 with errno. */
 ANYPOLL__INTERNAL
 int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
                           anypoll_nfds_t nfds, HANDLE event);
@@ -286,6 +291,11 @@ ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_fail_resources;
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_fail_skip;
 ANYPOLL__INTERNAL
 int anypoll__test_should_fail(void);
+/* When non-zero, SIO_BASE_HANDLE is taken to have failed, as it does under
+ * some layered service providers (socket.c then asks for
+ * SIO_BSP_HANDLE_POLL); anypoll__test_bsp_poll_asked counts those asks. */
+ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_fail_base_handle;
+ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_bsp_poll_asked;
 
 /* ---- Backends (poll.c) ---------------------------------------------------- */
 ANYPOLL__INTERNAL

@@ -6,7 +6,8 @@
  * FIXTURE(name, setup, events_mask, flags)
  *   setup       fx_<name>: builds the state, sets fx->fd (the descriptor
  *               polled) and keeps whatever else must stay open
- *   events_mask which of IN, OUT, PRI are combined (every subset, with 0)
+ *   events_mask which of IN, OUT, PRI are combined (every subset, with 0);
+ *               E_BANDS adds RDNORM, RDBAND, WRNORM, WRBAND one at a time
  *   flags       F_TTY: needs a terminal (Windows: a console, --console)
  * CALL(name, fn)
  *   a whole-call rule, wc_<name>, which makes its own call(s). */
@@ -27,33 +28,37 @@ FIXTURE(pipe_w_reader_closed, pipe_w_reader_closed, ALL, 0)
 FIXTURE(pipe_w_reader_closed_full, pipe_w_reader_closed_full, ALL, 0)
 
 /* TCP: connected, ... */
-FIXTURE(tcp_idle, tcp_idle, ALL, 0)
-FIXTURE(tcp_data, tcp_data, ALL, 0)
-FIXTURE(tcp_recv_full, tcp_recv_full, ALL, 0)
-FIXTURE(tcp_send_full, tcp_send_full, ALL, 0)
-FIXTURE(tcp_peer_shut_wr, tcp_peer_shut_wr, ALL, 0)
-FIXTURE(tcp_peer_shut_wr_data, tcp_peer_shut_wr_data, ALL, 0)
-FIXTURE(tcp_peer_closed, tcp_peer_closed, ALL, 0)
-FIXTURE(tcp_peer_closed_data, tcp_peer_closed_data, ALL, 0)
-FIXTURE(tcp_peer_reset, tcp_peer_reset, ALL, 0)
-FIXTURE(tcp_peer_reset_data, tcp_peer_reset_data, ALL, 0)
-FIXTURE(tcp_oob, tcp_oob, ALL, 0)
-FIXTURE(tcp_oob_data, tcp_oob_data, ALL, 0)
-FIXTURE(tcp_self_shut_wr, tcp_self_shut_wr, ALL, 0)
+FIXTURE(tcp_idle, tcp_idle, ALL | E_BANDS, 0)
+FIXTURE(tcp_data, tcp_data, ALL | E_BANDS, 0)
+FIXTURE(tcp_recv_full, tcp_recv_full, ALL | E_BANDS, 0)
+FIXTURE(tcp_send_full, tcp_send_full, ALL | E_BANDS, 0)
+FIXTURE(tcp_peer_shut_wr, tcp_peer_shut_wr, ALL | E_BANDS, 0)
+FIXTURE(tcp_peer_shut_wr_data, tcp_peer_shut_wr_data, ALL | E_BANDS, 0)
+FIXTURE(tcp_peer_closed, tcp_peer_closed, ALL | E_BANDS, 0)
+FIXTURE(tcp_peer_closed_data, tcp_peer_closed_data, ALL | E_BANDS, 0)
+FIXTURE(tcp_peer_reset, tcp_peer_reset, ALL | E_BANDS, 0)
+FIXTURE(tcp_peer_reset_data, tcp_peer_reset_data, ALL | E_BANDS, 0)
+FIXTURE(tcp_oob, tcp_oob, ALL | E_BANDS, 0)
+FIXTURE(tcp_oob_data, tcp_oob_data, ALL | E_BANDS, 0)
+FIXTURE(tcp_self_shut_wr, tcp_self_shut_wr, ALL | E_BANDS, 0)
 /* ... listening, connecting, refused, never connected. */
-FIXTURE(tcp_listen_pending, tcp_listen_pending, ALL, 0)
-FIXTURE(tcp_listen_idle, tcp_listen_idle, ALL, 0)
-FIXTURE(tcp_connecting, tcp_connecting, ALL, 0)
-FIXTURE(tcp_refused, tcp_refused, ALL, 0)
-FIXTURE(tcp_unconnected, tcp_unconnected, ALL, 0)
+FIXTURE(tcp_listen_pending, tcp_listen_pending, ALL | E_BANDS, 0)
+FIXTURE(tcp_listen_idle, tcp_listen_idle, ALL | E_BANDS, 0)
+FIXTURE(tcp_connecting, tcp_connecting, ALL | E_BANDS, 0)
+FIXTURE(tcp_refused, tcp_refused, ALL | E_BANDS, 0)
+FIXTURE(tcp_unconnected, tcp_unconnected, ALL | E_BANDS, 0)
+
+/* UDP (datagram_poll on Linux: writable includes POLLWRBAND). */
+FIXTURE(udp_idle, udp_idle, ALL | E_BANDS, 0)
+FIXTURE(udp_data, udp_data, ALL | E_BANDS, 0)
 
 /* AF_UNIX stream pairs. */
-FIXTURE(unix_idle, unix_idle, ALL, 0)
-FIXTURE(unix_data, unix_data, ALL, 0)
-FIXTURE(unix_send_full, unix_send_full, ALL, 0)
-FIXTURE(unix_peer_shut_wr, unix_peer_shut_wr, ALL, 0)
-FIXTURE(unix_peer_closed, unix_peer_closed, ALL, 0)
-FIXTURE(unix_peer_closed_data, unix_peer_closed_data, ALL, 0)
+FIXTURE(unix_idle, unix_idle, ALL | E_BANDS, 0)
+FIXTURE(unix_data, unix_data, ALL | E_BANDS, 0)
+FIXTURE(unix_send_full, unix_send_full, ALL | E_BANDS, 0)
+FIXTURE(unix_peer_shut_wr, unix_peer_shut_wr, ALL | E_BANDS, 0)
+FIXTURE(unix_peer_closed, unix_peer_closed, ALL | E_BANDS, 0)
+FIXTURE(unix_peer_closed_data, unix_peer_closed_data, ALL | E_BANDS, 0)
 
 /* Files and devices. */
 FIXTURE(file_rw, file_rw, ALL, 0)

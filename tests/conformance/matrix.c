@@ -35,7 +35,9 @@
 #  define PLATFORM "linux"
 #endif
 
-enum { E_IN = 1, E_OUT = 2, E_PRI = 4 };
+/* E_BANDS: also ask POLLRDNORM, POLLRDBAND, POLLWRNORM and POLLWRBAND,
+ * one at a time (four more cases). */
+enum { E_IN = 1, E_OUT = 2, E_PRI = 4, E_BANDS = 8 };
 enum { F_TTY = 1 };
 
 /* How long a state change on a socket may take to reach the other end. */
@@ -55,14 +57,24 @@ static void res_add(struct res *r, const char *fmt, ...) {
   va_end(ap);
 }
 
+/* Winsock's POLLIN is POLLRDNORM | POLLRDBAND, and its POLLOUT is
+ * POLLWRNORM, so on Windows a bit has two names where Linux has two bits.
+ * The names are tried in order, a composite name first: POLLIN shows as IN
+ * on both. A case that asked POLLWRNORM alone names that bit WRNORM (see
+ * name_wrnorm), as Linux's answer does. */
 static const struct {
   const char *name;
   short bits;
 } symbols[] = {
-  { "IN", POLLIN },   { "PRI", POLLPRI }, { "OUT", POLLOUT },
-  { "ERR", POLLERR }, { "HUP", POLLHUP }, { "NVAL", POLLNVAL },
+  { "IN", POLLIN },         { "PRI", POLLPRI },       { "OUT", POLLOUT },
+  { "ERR", POLLERR },       { "HUP", POLLHUP },       { "NVAL", POLLNVAL },
+  { "RDNORM", POLLRDNORM }, { "RDBAND", POLLRDBAND }, { "WRNORM", POLLWRNORM },
+  { "WRBAND", POLLWRBAND },
 };
 #define SYMBOL_COUNT (sizeof symbols / sizeof symbols[0])
+
+/* Set while a case that asked POLLWRNORM alone runs. */
+static int name_wrnorm;
 
 static void res_revents(struct res *r, short revents) {
   unsigned left = (unsigned short)revents;
@@ -71,6 +83,11 @@ static void res_revents(struct res *r, short revents) {
     return;
   }
   const char *sep = " ";
+  if (name_wrnorm && (left & (unsigned short)POLLWRNORM) != 0) {
+    res_add(r, "%sWRNORM", sep);
+    sep = "+";
+    left &= ~(unsigned short)POLLWRNORM;
+  }
   for (size_t i = 0; i < SYMBOL_COUNT; i++) {
     unsigned b = (unsigned short)symbols[i].bits;
     if ((left & b) == b) {
@@ -410,6 +427,19 @@ static int fx_tcp_refused(struct fx *fx) {
 
 static int fx_tcp_unconnected(struct fx *fx) {
   fx->fd = keep(fx, tp_tcp_socket());
+  return 0;
+}
+
+/* UDP: a bound socket connected to itself, idle or with a datagram. */
+static int fx_udp_idle(struct fx *fx) {
+  fx->fd = keep(fx, tp_udp_self());
+  return 0;
+}
+
+static int fx_udp_data(struct fx *fx) {
+  fx->fd = keep(fx, tp_udp_self());
+  sendstr(fx->fd, "abc");
+  settle(fx->fd);
   return 0;
 }
 
@@ -923,6 +953,16 @@ static const char *const event_labels[8] = {
   "none", "IN", "OUT", "IN+OUT", "PRI", "IN+PRI", "OUT+PRI", "IN+OUT+PRI"
 };
 
+static const struct {
+  const char *label;
+  short events;
+} bands[4] = {
+  { "RDNORM", POLLRDNORM },
+  { "RDBAND", POLLRDBAND },
+  { "WRNORM", POLLWRNORM },
+  { "WRBAND", POLLWRBAND },
+};
+
 static short events_of(int e) {
   return (short)(((e & E_IN) ? POLLIN : 0) | ((e & E_OUT) ? POLLOUT : 0) |
                  ((e & E_PRI) ? POLLPRI : 0));
@@ -933,6 +973,7 @@ struct case_ref {
   char name[96];
   const struct fixture *fx;
   short events;
+  int wrnorm; /* asks POLLWRNORM alone */
   void (*call)(struct res *);
 };
 
@@ -940,18 +981,26 @@ static struct case_ref *cases;
 static size_t case_count;
 
 static void build_cases(void) {
-  size_t cap = FIXTURE_COUNT * 8 + CALL_COUNT;
+  size_t cap = FIXTURE_COUNT * 12 + CALL_COUNT;
   cases = calloc(cap, sizeof *cases);
   ASSERT(cases != NULL);
   for (size_t i = 0; i < FIXTURE_COUNT; i++) {
     for (int e = 0; e < 8; e++) {
-      if ((e & ~fixtures[i].mask) != 0)
+      if ((e & ~fixtures[i].mask & 7) != 0)
         continue;
       struct case_ref *c = &cases[case_count++];
       snprintf(c->name, sizeof c->name, "%s/%s", fixtures[i].name,
                event_labels[e]);
       c->fx = &fixtures[i];
       c->events = events_of(e);
+    }
+    for (int b = 0; b < 4 && (fixtures[i].mask & E_BANDS); b++) {
+      struct case_ref *c = &cases[case_count++];
+      snprintf(c->name, sizeof c->name, "%s/%s", fixtures[i].name,
+               bands[b].label);
+      c->fx = &fixtures[i];
+      c->events = bands[b].events;
+      c->wrnorm = bands[b].events == POLLWRNORM;
     }
   }
   for (size_t i = 0; i < CALL_COUNT; i++) {
@@ -989,7 +1038,9 @@ static void run_case(const struct case_ref *c, struct res *r) {
   }
   struct pollfd p;
   tp_pfd(&p, fx.fd, c->events);
+  name_wrnorm = c->wrnorm;
   poll_into(r, &p, 1, 0);
+  name_wrnorm = 0;
   teardown(&fx);
   current_case = NULL;
 }

@@ -1,0 +1,319 @@
+/* The request counter's program (Windows only; bench/requests-count runs it
+ * under Wine with the server's request trace on and does the counting).
+ *
+ *   requests [--k K] [--warmup W] [--settle-scale F] [SCENARIO...]
+ *
+ * Each scenario makes W waits to warm up (the pool's threads exist, the
+ * sockets have their AFD state), then K measured waits between two marker
+ * requests, then tears down. A marker is an OpenEventW on a name no object
+ * has ("anypoll-requests:begin:SCENARIO:K:PID:CALLER:WRITER", and
+ * ":end:SCENARIO"): a request the wineserver traces with its name in
+ * clear, so the script can cut the trace at exactly those two points and
+ * knows which thread ids are the caller (measured), the writer (excluded:
+ * its requests are not the wait's cost) and the process (every other
+ * thread of it is a helper).
+ *
+ * A woken wait is one anypoll_poll with an infinite timeout that the writer
+ * ends by writing one byte, plus the caller's read of that byte, which is
+ * what a program pays per wake-up. The writer writes only once the caller
+ * has taken the previous byte and a few milliseconds have passed, so that
+ * the caller is blocked in the wait when the byte arrives (the
+ * hand-over is a shared counter, which makes no request). */
+#include <io.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <winsock2.h>
+#include <windows.h>
+
+#include "anypoll.h"
+
+#define MAX_ENTRIES 64
+/* How long the writer lets the caller settle into its wait, per entry
+ * polled (a check costs a few requests per entry, each a round trip to a
+ * tracing wineserver), and at least. bench/requests-count verifies in the
+ * trace that every write found the caller blocked, and says so when one
+ * did not; --settle-scale stretches these on a loaded machine. */
+#define SETTLE_MIN_MS 3
+#define SETTLE_PER_ENTRY_MS 1.5
+static double settle_scale = 1;
+
+static void die(const char *what) {
+  fprintf(stderr, "requests: %s failed (error %lu, wsa %d)\n", what,
+          (unsigned long)GetLastError(), WSAGetLastError());
+  exit(2);
+}
+
+/* ---- Objects --------------------------------------------------------------- */
+
+/* An anonymous pipe (synchronous, as _pipe and CreatePipe make them): the
+ * read end as a descriptor, the write end as a raw handle. */
+static int make_pipe(HANDLE *writer) {
+  HANDLE r, w;
+  if (!CreatePipe(&r, &w, NULL, 4096))
+    die("CreatePipe");
+  int fd = _open_osfhandle((intptr_t)r, 0);
+  if (fd < 0)
+    die("_open_osfhandle");
+  *writer = w;
+  return fd;
+}
+
+/* A connected loopback TCP pair: the polled end as a descriptor, the
+ * writing end as a raw socket. */
+static int make_tcp(SOCKET *writer) {
+  SOCKET l = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+  if (l == INVALID_SOCKET)
+    die("socket");
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int len = sizeof a;
+  if (bind(l, (struct sockaddr *)&a, sizeof a) != 0 || listen(l, 1) != 0 ||
+      getsockname(l, (struct sockaddr *)&a, &len) != 0)
+    die("listen");
+  SOCKET c = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+  if (c == INVALID_SOCKET || connect(c, (struct sockaddr *)&a, sizeof a) != 0)
+    die("connect");
+  SOCKET s = accept(l, NULL, NULL);
+  if (s == INVALID_SOCKET)
+    die("accept");
+  closesocket(l);
+  int one = 1;
+  setsockopt(c, IPPROTO_TCP, TCP_NODELAY, (char *)&one, sizeof one);
+  setsockopt(s, IPPROTO_TCP, TCP_NODELAY, (char *)&one, sizeof one);
+  int fd = _open_osfhandle((intptr_t)s, 0);
+  if (fd < 0)
+    die("_open_osfhandle");
+  *writer = c;
+  return fd;
+}
+
+/* ---- Markers --------------------------------------------------------------- */
+
+static void marker(const char *text) {
+  WCHAR name[200];
+  MultiByteToWideChar(CP_ACP, 0, text, -1, name, 200);
+  HANDLE h = OpenEventW(SYNCHRONIZE, FALSE, name);
+  if (h != NULL)
+    CloseHandle(h);
+}
+
+/* ---- The writer ------------------------------------------------------------ */
+
+struct writer {
+  HANDLE pipe;       /* write to this pipe ... */
+  SOCKET sock;       /* ... or send on this socket */
+  int count;         /* bytes to write in all */
+  DWORD settle_ms;
+  volatile LONG taken; /* bytes the caller has read */
+  DWORD tid;
+};
+
+static DWORD WINAPI writer_main(void *p) {
+  struct writer *w = p;
+  for (int i = 0; i < w->count; i++) {
+    while (w->taken < i)
+      Sleep(1);
+    Sleep(w->settle_ms);
+    char b = 'x';
+    if (w->pipe != NULL) {
+      DWORD done;
+      if (!WriteFile(w->pipe, &b, 1, &done, NULL) || done != 1)
+        die("WriteFile");
+    } else if (send(w->sock, &b, 1, 0) != 1) {
+      die("send");
+    }
+  }
+  return 0;
+}
+
+/* ---- Scenarios ------------------------------------------------------------- */
+
+enum wait_kind {
+  BLOCKING_READ, /* ReadFile on the pipe, no poll */
+  BLOCKING_RECV, /* recv on the socket, no poll */
+  POLL_WOKEN,    /* poll with timeout -1, woken by the writer; then read */
+  POLL_NOW       /* poll with timeout 0; nothing is read */
+};
+
+struct scenario {
+  const char *name;
+  enum wait_kind kind;
+  int pipes;       /* pipe entries (the first is the one woken) */
+  int sockets;     /* socket entries */
+  int wake_socket; /* the woken entry is the first socket */
+  int ready;       /* POLL_NOW: the first pipe holds a byte */
+};
+
+static const struct scenario scenarios[] = {
+  { "blocking-pipe", BLOCKING_READ, 1, 0, 0, 0 },
+  { "pipe-1", POLL_WOKEN, 1, 0, 0, 0 },
+  { "pipe-2-1idle", POLL_WOKEN, 2, 0, 0, 0 },
+  { "blocking-recv", BLOCKING_RECV, 0, 1, 1, 0 },
+  { "socket-1", POLL_WOKEN, 0, 1, 1, 0 },
+  { "mixed-64", POLL_WOKEN, 32, 32, 0, 0 },
+  { "now-ready-pipe", POLL_NOW, 1, 0, 0, 1 },
+  { "now-idle-64", POLL_NOW, 32, 32, 0, 0 },
+};
+#define SCENARIO_COUNT (int)(sizeof scenarios / sizeof scenarios[0])
+
+static void one_wait(const struct scenario *s, struct pollfd *fds, int n,
+                     HANDLE pipe0, SOCKET sock0) {
+  char b;
+  switch (s->kind) {
+  case BLOCKING_READ: {
+    DWORD got;
+    if (!ReadFile(pipe0, &b, 1, &got, NULL) || got != 1)
+      die("ReadFile");
+    break;
+  }
+  case BLOCKING_RECV:
+    if (recv(sock0, &b, 1, 0) != 1)
+      die("recv");
+    break;
+  case POLL_WOKEN: {
+    int r = anypoll_poll(fds, (anypoll_nfds_t)n, -1);
+    if (r != 1 || fds[s->wake_socket ? s->pipes : 0].revents != POLLIN)
+      die("anypoll_poll (woken)");
+    if (s->wake_socket) {
+      if (recv(sock0, &b, 1, 0) != 1)
+        die("recv");
+    } else {
+      DWORD got;
+      if (!ReadFile(pipe0, &b, 1, &got, NULL) || got != 1)
+        die("ReadFile");
+    }
+    break;
+  }
+  case POLL_NOW: {
+    int r = anypoll_poll(fds, (anypoll_nfds_t)n, 0);
+    if (r != s->ready)
+      die("anypoll_poll (timeout 0)");
+    break;
+  }
+  }
+}
+
+static void run(const struct scenario *s, int k, int warmup) {
+  struct pollfd fds[MAX_ENTRIES];
+  HANDLE pipe_w[MAX_ENTRIES];
+  SOCKET sock_w[MAX_ENTRIES];
+  int n = 0;
+  for (int i = 0; i < s->pipes; i++) {
+    fds[n].fd = make_pipe(&pipe_w[i]);
+    fds[n].events = POLLIN;
+    fds[n].revents = 0;
+    n++;
+  }
+  for (int i = 0; i < s->sockets; i++) {
+    fds[n].fd = make_tcp(&sock_w[i]);
+    fds[n].events = POLLIN;
+    fds[n].revents = 0;
+    n++;
+  }
+  /* The polled ends as the caller reads them. */
+  HANDLE pipe0 = s->pipes ? (HANDLE)_get_osfhandle((int)fds[0].fd) : NULL;
+  SOCKET sock0 =
+      s->sockets ? (SOCKET)_get_osfhandle((int)fds[s->pipes].fd) : INVALID_SOCKET;
+
+  struct writer w;
+  memset(&w, 0, sizeof w);
+  HANDLE thread = NULL;
+  if (s->kind == POLL_NOW) {
+    if (s->ready) {
+      DWORD done;
+      if (!WriteFile(pipe_w[0], "x", 1, &done, NULL))
+        die("WriteFile");
+    }
+  } else {
+    if (s->wake_socket)
+      w.sock = sock_w[0];
+    else
+      w.pipe = pipe_w[0];
+    w.count = warmup + k;
+    double settle = SETTLE_PER_ENTRY_MS * n;
+    if (settle < SETTLE_MIN_MS)
+      settle = SETTLE_MIN_MS;
+    w.settle_ms = (DWORD)(settle * settle_scale + 0.5);
+    thread = CreateThread(NULL, 0, writer_main, &w, 0, &w.tid);
+    if (thread == NULL)
+      die("CreateThread");
+  }
+
+  char text[160];
+  for (int i = 0; i < warmup; i++) {
+    one_wait(s, fds, n, pipe0, sock0);
+    InterlockedIncrement(&w.taken);
+  }
+  snprintf(text, sizeof text, "anypoll-requests:begin:%s:%d:%lx:%lx:%lx",
+           s->name, k, (unsigned long)GetCurrentProcessId(),
+           (unsigned long)GetCurrentThreadId(), (unsigned long)w.tid);
+  marker(text);
+  for (int i = 0; i < k; i++) {
+    one_wait(s, fds, n, pipe0, sock0);
+    InterlockedIncrement(&w.taken);
+  }
+  snprintf(text, sizeof text, "anypoll-requests:end:%s", s->name);
+  marker(text);
+
+  if (thread != NULL) {
+    WaitForSingleObject(thread, INFINITE);
+    CloseHandle(thread);
+  }
+  for (int i = 0; i < s->pipes; i++) {
+    _close((int)fds[i].fd);
+    CloseHandle(pipe_w[i]);
+  }
+  for (int i = 0; i < s->sockets; i++) {
+    /* _close on a socket's descriptor closes the handle; closesocket
+     * would leave the descriptor dangling. */
+    _close((int)fds[s->pipes + i].fd);
+    closesocket(sock_w[i]);
+  }
+  printf("%s: %d waits measured\n", s->name, k);
+}
+
+int main(int argc, char **argv) {
+  int k = 200, warmup = 20;
+  int chosen[SCENARIO_COUNT] = { 0 };
+  int any = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--k") == 0 && i + 1 < argc) {
+      k = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc) {
+      warmup = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--settle-scale") == 0 && i + 1 < argc) {
+      settle_scale = atof(argv[++i]);
+    } else if (strcmp(argv[i], "--list") == 0) {
+      for (int j = 0; j < SCENARIO_COUNT; j++)
+        printf("%s\n", scenarios[j].name);
+      return 0;
+    } else {
+      int j = 0;
+      while (j < SCENARIO_COUNT && strcmp(argv[i], scenarios[j].name) != 0)
+        j++;
+      if (j == SCENARIO_COUNT) {
+        fprintf(stderr,
+                "usage: requests [--k K] [--warmup W] [--settle-scale F] [--list] "
+                "[SCENARIO...]\n");
+        return 2;
+      }
+      chosen[j] = any = 1;
+    }
+  }
+  if (k < 1 || warmup < 1) {
+    fprintf(stderr, "requests: K and W must be at least 1\n");
+    return 2;
+  }
+  setvbuf(stdout, NULL, _IONBF, 0);
+  WSADATA wsa;
+  if (WSAStartup(MAKEWORD(2, 2), &wsa) != 0)
+    die("WSAStartup");
+  for (int j = 0; j < SCENARIO_COUNT; j++)
+    if (!any || chosen[j])
+      run(&scenarios[j], k, warmup);
+  return 0;
+}
