@@ -69,12 +69,22 @@ static HANDLE afd(void) {
   return afd_handle;
 }
 
+/* Every call on a caller's socket handle is announced to the lock model
+ * (win.h), as the pipe and classification calls are: no read of ours is
+ * ever pending on a socket, so the model must never fire here, and would
+ * if a socket were ever mistaken for a pipe we wait on. */
 static int ioctl_handle(HANDLE s, DWORD code, HANDLE *out) {
   SOCKET h = INVALID_SOCKET;
   DWORD bytes;
-  if (WSAIoctl((SOCKET)s, code, NULL, 0, &h, sizeof h, &bytes, NULL, NULL) !=
-          0 ||
-      h == INVALID_SOCKET)
+  anypoll__onh_begin(s, code == SIO_BASE_HANDLE_
+                            ? "WSAIoctl(SIO_BASE_HANDLE)"
+                            : "WSAIoctl(SIO_BSP_HANDLE_POLL)");
+  int r = WSAIoctl((SOCKET)s, code, NULL, 0, &h, sizeof h, &bytes, NULL, NULL);
+  int error = r == 0 ? 0 : WSAGetLastError();
+  anypoll__onh_end(s);
+  /* base_handle reads the error after this returns. */
+  WSASetLastError(error);
+  if (r != 0 || h == INVALID_SOCKET)
     return 0;
   *out = (HANDLE)h;
   return 1;
@@ -175,8 +185,11 @@ static short revents_for(ULONG afd_events, short events, int stream) {
 static int never_connected(HANDLE s) {
   struct sockaddr_storage addr;
   int len = sizeof addr;
-  return getsockname((SOCKET)s, (struct sockaddr *)&addr, &len) != 0 &&
-         WSAGetLastError() == WSAEINVAL;
+  anypoll__onh_begin(s, "getsockname");
+  int r = getsockname((SOCKET)s, (struct sockaddr *)&addr, &len);
+  int error = r == 0 ? 0 : WSAGetLastError();
+  anypoll__onh_end(s);
+  return r != 0 && error == WSAEINVAL;
 }
 
 static int count_sockets(const struct anypoll__item *items,
