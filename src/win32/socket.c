@@ -390,18 +390,25 @@ int anypoll__socket_completed(const struct anypoll__waiter *w) {
 }
 
 void anypoll__socket_disarm(struct anypoll__waiter *w) {
+  w->sockets_quiet = 0;
   if (!w->afd_pending)
     return;
   volatile NTSTATUS *status = &w->afd_iosb.Status;
+  int cancelled = 0;
   if (*status == STATUS_PENDING) {
     IO_STATUS_BLOCK cancel;
     anypoll__nt.cancel_io_file_ex(afd(), &w->afd_iosb, &cancel);
+    cancelled = 1;
   }
   /* The request's buffer may be written until it completes, which a
    * cancel makes prompt; the event may already be set by a pipe, so wait
    * on the status word. */
   while (*status == STATUS_PENDING)
     WaitForSingleObject(w->event, 1);
+  /* Ended by our cancel, not by an event: no socket of the call had any
+   * of the events asked when it was cancelled, and the re-check can leave
+   * the sockets out (poll.c). */
+  w->sockets_quiet = cancelled && *status == ANYPOLL_STATUS_CANCELLED;
   free(w->afd_info);
   w->afd_info = NULL;
   w->afd_pending = 0;
