@@ -61,6 +61,10 @@ wait_line() {
 # start_listener NAME ARGS... (stdin/stdout redirected by the caller):
 # starts "pollcat -v listen 127.0.0.1 0" in the background with stderr in
 # NAME.err; sets PORT and PID.
+# A listener is started in the background with 2>l.err, and its shell
+# truncates l.err only once it runs: each start is preceded by ': >l.err',
+# or listen_port could read the port of the previous listener from the old
+# file (seen: pollcat.dual_stack connecting to the port of the one before).
 listen_port() {
   wait_line "$1" 'listening on .* port [0-9]+'
   PORT=$(sed -n 's/.*listening on .* port \([0-9][0-9]*\).*/\1/p' "$1" | head -1)
@@ -78,6 +82,7 @@ bulk_net)
   head -c $NET_SIZE /dev/urandom >a
   head -c $NET_SIZE /dev/urandom >b
   start=$(date +%s.%N)
+  : >l.err
   pc -v listen 127.0.0.1 0 <a >a.out 2>l.err &
   lpid=$!
   listen_port l.err
@@ -130,6 +135,7 @@ dual_stack)
   printf 'over IPv4\n' >m4
   for target in ::1 127.0.0.1; do
     # No address: the dual-stack wildcard takes both families.
+    : >l.err
     pc -v listen 0 </dev/null >got 2>l.err &
     lpid=$!
     listen_port l.err
@@ -143,6 +149,7 @@ dual_stack)
     cmp -s got $m || fail "listener got '$(cat got)' from $target"
   done
   # An explicit IPv6 address.
+  : >l.err
   pc -v listen ::1 0 </dev/null >got 2>l.err &
   lpid=$!
   listen_port l.err
@@ -158,6 +165,7 @@ half_close)
   # reads until it sees end of input, and only then sends its reply.
   head -c 300000 /dev/urandom >request
   head -c 2000000 /dev/urandom >reply
+  : >l.err
   pc -v listen 127.0.0.1 0 <request >reply.out 2>l.err &
   lpid=$!
   listen_port l.err
@@ -176,6 +184,7 @@ half_close)
 stdin_kinds)
   printf 'line one\nline two\n' >msg
   run_one() { # KIND
+    : >l.err
     pc -v listen 127.0.0.1 0 </dev/null >got 2>l.err &
     lpid=$!
     listen_port l.err
@@ -197,6 +206,7 @@ stdin_kinds)
   # A console: under script(1) stdin is a terminal natively, and a Windows
   # console (Wine's, on the terminal) for the Windows build.
   command -v script >/dev/null || fail "script(1) is missing"
+  : >l.err
   pc -v listen 127.0.0.1 0 </dev/null >got 2>l.err &
   lpid=$!
   listen_port l.err
@@ -241,6 +251,7 @@ idle_cpu | idle_cpu_control)
   # have sat idle for at least 2 s.
   idle=2.5
   [ $WIN = 1 ] && idle=4
+  : >l.err
   pc -v listen 127.0.0.1 0 </dev/null >/dev/null 2>l.err &
   lpid=$!
   listen_port l.err
@@ -286,6 +297,7 @@ options)
   # (Process substitution: the shell does not wait for the sleeps, and
   # their stderr is not CTest's, so CTest does not either.)
   # -q: our stdin ends at once; quit after 1 s idle, with status 0.
+  : >l.err
   pc -v listen 127.0.0.1 0 < <(sleep 8 2>/dev/null) >/dev/null 2>l.err &
   lpid=$!
   listen_port l.err
@@ -297,6 +309,7 @@ options)
   kill $lpid 2>/dev/null
   wait $lpid
   # -w: a connection idle in both directions times out with status 7.
+  : >l.err
   pc -v listen 127.0.0.1 0 < <(sleep 8 2>/dev/null) >/dev/null 2>l.err &
   lpid=$!
   listen_port l.err
@@ -337,6 +350,7 @@ errors)
   check "missing mode" 2 "missing mode" -v
   check "bad -w" 2 "-w needs a number" -w abc connect 127.0.0.1 1
   # A port nobody listens on: one that a listener just used and closed.
+  : >l.err
   pc -v listen 127.0.0.1 0 </dev/null >/dev/null 2>l.err &
   lpid=$!
   listen_port l.err
@@ -345,6 +359,7 @@ errors)
   wait $lpid
   check "connection refused" 5 "connect to 127\.0\.0\.1 port $closed: connection refused" connect 127.0.0.1 "$closed"
   # Address in use: a second listener on a live listener's port.
+  : >l.err
   pc -v listen 127.0.0.1 0 </dev/null >/dev/null 2>l.err &
   lpid=$!
   listen_port l.err
