@@ -43,14 +43,17 @@ int anypoll__same_object(HANDLE a, HANDLE b) {
   return compare_objects != NULL && compare_objects(a, b) == 0;
 }
 
-/* The handle's granted access, from the handle table. */
-static ACCESS_MASK handle_access(HANDLE h) {
+/* The handle's granted access, from the handle table; *sole tells whether
+ * it was then the only handle to its object in the whole system. */
+static ACCESS_MASK handle_access(HANDLE h, int *sole) {
   InitOnceExecuteOnce(&object_once, object_init, NULL, NULL);
   PUBLIC_OBJECT_BASIC_INFORMATION info;
+  *sole = 0;
   if (query_object == NULL ||
       query_object(h, 0 /* ObjectBasicInformation */, &info, sizeof info,
                    NULL) < 0)
     return 0;
+  *sole = info.HandleCount == 1;
   return info.GrantedAccess;
 }
 
@@ -156,19 +159,50 @@ static int handle_is_socket(HANDLE h, int *type) {
 }
 
 static void set_pipe_access(struct anypoll__item *item) {
-  ACCESS_MASK access = handle_access(item->handle);
+  int sole;
+  ACCESS_MASK access = handle_access(item->handle, &sole);
+  item->sole = sole != 0;
   item->kind = ANYPOLL_KIND_PIPE;
   item->readable = (access & FILE_READ_DATA) != 0;
   item->writable = (access & FILE_WRITE_DATA) != 0;
 }
 
 static void classify_handle(HANDLE h, struct anypoll__item *item) {
+  /* Pipes first: FilePipeLocalInformation is answered by the named-pipe
+   * file system only, so one query both recognises a pipe (sockets,
+   * consoles, disk files and other devices refuse it) and holds what the
+   * call's first check needs. GetFileType and getsockopt, which a pipe
+   * used to cost (one system call, and one or two device requests that a
+   * pipe refuses), are asked only of what is not a pipe, and of pipe
+   * handles opened without FILE_READ_ATTRIBUTES, which refuse the query
+   * too and are recognised below as before. */
+  if (anypoll__pipe_query_info(h, &item->info)) {
+    set_pipe_access(item);
+    item->have_info = 1;
+    return;
+  }
+  /* Sockets next: for a socket of this process Winsock answers SO_TYPE
+   * from its own context, so GetFileType (a system call) is left to what
+   * is neither. One try only here: the Wine quirk below is handled when
+   * GetFileType then says "pipe". */
+  int socktype;
+  int len = sizeof socktype;
+  anypoll__onh_begin(h, "getsockopt(SO_TYPE)");
+  int r = getsockopt((SOCKET)h, SOL_SOCKET, SO_TYPE, (char *)&socktype, &len);
+  anypoll__onh_end(h);
+  if (r == 0) {
+    item->kind = ANYPOLL_KIND_SOCKET;
+    item->stream = socktype == SOCK_STREAM;
+    return;
+  }
   anypoll__onh_begin(h, "GetFileType");
+  /* GetFileType leaves the error alone when it answers; the getsockopt
+   * above has just set one. */
+  SetLastError(NO_ERROR);
   DWORD type = GetFileType(h);
   DWORD type_error = GetLastError();
   anypoll__onh_end(h);
   DWORD mode;
-  int socktype;
   switch (type) {
   case FILE_TYPE_PIPE:
     if (handle_is_socket(h, &socktype)) {
@@ -208,6 +242,7 @@ void anypoll__classify(SOCKET fd, struct anypoll__item *item) {
   item->handle = INVALID_HANDLE_VALUE;
   item->readable = item->writable = item->async = item->stream = 0;
   item->mode_known = item->no_wait = item->fired = item->empty_fires = 0;
+  item->sole = item->have_info = item->quiet = 0;
   /* The pollfd member is a SOCKET, so a caller's -1 arrives as
    * INVALID_SOCKET: any value that is negative as a signed number means
    * "ignore this entry", as in POSIX. */

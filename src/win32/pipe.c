@@ -58,6 +58,11 @@ struct watch {
   int cancel;                     /* the last user left: stop the read */
   int pins;                       /* cancellers waiting for the helper */
   HANDLE thread;                  /* the helper, valid while reading */
+  LONG64 owner;                   /* call_id of the call that started it */
+  int aborted;   /* the last read ended cancelled while pending: at that
+                    moment the pipe had no data and its writer was alive */
+  int cancelled; /* a cancel has reached the read (CancelSynchronousIo
+                    found it), which will end now: no retry needed */
 };
 
 struct anypoll__pipe_sub {
@@ -91,10 +96,12 @@ static struct watch *watch_find(HANDLE h) {
 /* The reading watch on h's file object under another handle value (a
  * _dup'd descriptor, an inherited or duplicated handle). Asked only while
  * some read of ours is pending, so a single-threaded program never pays
- * for the comparison. */
-static struct watch *active_same_object(HANDLE h) {
+ * for the comparison outside its own arming. skip_call (not 0): reads
+ * started by that call are left out (see arm_sync). */
+static struct watch *active_same_object(HANDLE h, LONG64 skip_call) {
   for (struct watch *a = active; a != NULL; a = a->act_next)
-    if (a->handle != h && anypoll__same_object(a->handle, h))
+    if (a->handle != h && (skip_call == 0 || a->owner != skip_call) &&
+        anypoll__same_object(a->handle, h))
       return a;
   return NULL;
 }
@@ -136,7 +143,7 @@ static void watch_release_if_unused(struct watch *w) {
 int anypoll__gate_begin(struct anypoll__gate *g, HANDLE h) {
   AcquireSRWLockExclusive(&table_lock);
   struct watch *w = watch_find(h);
-  int busy = (w != NULL && w->reading) || active_same_object(h) != NULL;
+  int busy = (w != NULL && w->reading) || active_same_object(h, 0) != NULL;
   if (!busy) {
     g->handle = h;
     g->next = queries;
@@ -175,7 +182,7 @@ static int query_conflicts(const struct watch *w) {
 
 /* ---- Checks ---------------------------------------------------------- */
 
-static int query_local_info(HANDLE h, anypoll__pipe_local_info *info) {
+int anypoll__pipe_query_info(HANDLE h, anypoll__pipe_local_info *info) {
   IO_STATUS_BLOCK iosb;
   anypoll__onh_begin(h, "NtQueryInformationFile(FilePipeLocalInformation)");
   NTSTATUS st = anypoll__nt.query_information_file(
@@ -244,9 +251,36 @@ static short info_read_side(const anypoll__pipe_local_info *info,
   }
 }
 
-short anypoll__pipe_check(const struct anypoll__item *item, short events) {
+/* The revents of a pipe entry, from its local information (have_info) or,
+ * for a handle that cannot be asked for it, from PeekNamedPipe. */
+static short check_with(const struct anypoll__item *item, short events,
+                        int have_info, const anypoll__pipe_local_info *info) {
   HANDLE h = item->handle;
   short revents = 0;
+  if (item->readable)
+    revents |= have_info ? info_read_side(info, events)
+                         : peek_read_side(h, events);
+  if (item->writable && !(revents & (POLLHUP | POLLNVAL))) {
+    if (!have_info) {
+      /* A handle without FILE_READ_ATTRIBUTES cannot be asked; assume room,
+       * as a blocking write is the lesser evil (see pipe_has_room). */
+      revents |= events & POLLOUT;
+    } else if (info->NamedPipeState == ANYPOLL_FILE_PIPE_CLOSING_STATE) {
+      /* The reader is gone: Linux gives POLLERR, with POLLOUT as asked. */
+      revents |= POLLERR | (events & POLLOUT);
+    } else if ((events & POLLOUT) && pipe_has_room(info)) {
+      revents |= events & POLLOUT;
+    }
+  }
+  return revents;
+}
+
+short anypoll__pipe_check(const struct anypoll__item *item, short events) {
+  /* The classification of this call asked the pipe a moment ago (and no
+   * read of ours has run on it since: the first check precedes any arm). */
+  if (item->have_info)
+    return check_with(item, events, 1, &item->info);
+  HANDLE h = item->handle;
   /* Gated even if the handle is asynchronous (not serialised by the I/O
    * manager): finding that out would cost another system call per check. */
   struct anypoll__gate gate;
@@ -259,24 +293,10 @@ short anypoll__pipe_check(const struct anypoll__item *item, short events) {
      * as another call waits (for ever with timeout -1). */
     return item->writable ? (short)(events & POLLOUT) : 0;
   }
-
   anypoll__pipe_local_info info;
-  int have_info = query_local_info(h, &info);
-  if (item->readable)
-    revents |= have_info ? info_read_side(&info, events)
-                         : peek_read_side(h, events);
-  if (item->writable && !(revents & (POLLHUP | POLLNVAL))) {
-    if (!have_info) {
-      /* A handle without FILE_READ_ATTRIBUTES cannot be asked; assume room,
-       * as a blocking write is the lesser evil (see pipe_has_room). */
-      revents |= events & POLLOUT;
-    } else if (info.NamedPipeState == ANYPOLL_FILE_PIPE_CLOSING_STATE) {
-      /* The reader is gone: Linux gives POLLERR, with POLLOUT as asked. */
-      revents |= POLLERR | (events & POLLOUT);
-    } else if ((events & POLLOUT) && pipe_has_room(&info)) {
-      revents |= events & POLLOUT;
-    }
-  }
+  ZeroMemory(&info, sizeof info);
+  int have_info = anypoll__pipe_query_info(h, &info);
+  short revents = check_with(item, events, have_info, &info);
   anypoll__gate_end(&gate);
   return revents;
 }
@@ -325,6 +345,7 @@ static void helper_read(void *arg) {
     outcome = read_outcome(ok, error);
     AcquireSRWLockExclusive(&table_lock);
     w->in_read = 0;
+    w->aborted = !ok && error == ERROR_OPERATION_ABORTED;
   }
   set_reading(w, 0);
   /* A cancelled read says nothing about the pipe; but a call that
@@ -350,7 +371,14 @@ static int arm_sync(struct anypoll__waiter *wt, struct anypoll__item *item) {
    * A duplicate of a handle already being read shares that read. */
   struct watch *w = watch_find(h);
   if (w == NULL || !w->reading) {
-    struct watch *other = active_same_object(h);
+    /* A handle that was the only one to its object when this call
+     * classified it cannot share a file object with another entry of the
+     * call: a duplicate made since (by another thread) can only have been
+     * armed by another call, so only other calls' reads are compared. This
+     * keeps a call on N sole pipes from making N*(N-1)/2 comparisons (each
+     * a system call) while it arms them. */
+    struct watch *other =
+        active_same_object(h, item->sole ? wt->call_id : 0);
     if (other != NULL)
       w = other;
   }
@@ -368,6 +396,9 @@ static int arm_sync(struct anypoll__waiter *wt, struct anypoll__item *item) {
   }
   if (!w->reading) {
     w->cancel = 0;
+    w->cancelled = 0;
+    w->aborted = 0;
+    w->owner = wt->call_id;
     set_reading(w, 1);
     w->thread = anypoll__pool_run(helper_read, w);
     if (w->thread == NULL) {
@@ -418,8 +449,8 @@ static void disarm_sync_all(struct anypoll__pipe_sub *subs,
     sub->cancelling = 0;
     if (--w->users == 0 && w->reading) {
       w->cancel = 1;
-      if (w->in_read)
-        CancelSynchronousIo(w->thread);
+      if (w->in_read && CancelSynchronousIo(w->thread))
+        w->cancelled = 1;
       sub->cancelling = 1;
       waiting = 1;
     }
@@ -427,17 +458,19 @@ static void disarm_sync_all(struct anypoll__pipe_sub *subs,
   if (waiting) {
     WakeAllConditionVariable(&table_cv); /* helpers waiting for queries */
     /* A cancel can land before the helper enters ReadFile and find no I/O
-     * to cancel; it is repeated every millisecond until the helper is
-     * back. A watch that another call subscribed to meanwhile (users > 0)
-     * keeps its read. */
+     * to cancel; it is repeated every millisecond until one finds the read
+     * (once found, the read ends: no more cancels, which would each be a
+     * system call for nothing) and the helper is back. A watch that
+     * another call subscribed to meanwhile (users > 0) keeps its read. */
     for (;;) {
       int pending = 0;
       for (anypoll_nfds_t i = 0; i < count; i++) {
         struct watch *w = subs[i].watch;
         if (subs[i].cancelling && w->reading && w->users == 0) {
           pending = 1;
-          if (w->in_read)
-            CancelSynchronousIo(w->thread);
+          if (w->in_read && !w->cancelled &&
+              CancelSynchronousIo(w->thread))
+            w->cancelled = 1;
         }
       }
       if (!pending)
@@ -447,6 +480,10 @@ static void disarm_sync_all(struct anypoll__pipe_sub *subs,
   }
   for (anypoll_nfds_t i = 0; i < count; i++) {
     struct anypoll__pipe_sub *sub = &subs[i];
+    /* This call stopped the read and saw it end: if the cancel aborted it
+     * while pending, the entry had no data and a live writer then. */
+    if (sub->cancelling && !sub->watch->reading && sub->watch->aborted)
+      sub->item->quiet = 1;
     sub->watch->pins--;
     if (sub->outcome == OUTCOME_NO_WAIT)
       sub->item->no_wait = 1;
@@ -511,6 +548,9 @@ static void wait_async(struct anypoll__waiter *wt, anypoll_nfds_t i) {
    * the cancelled read completes (promptly, after CancelIoEx). */
   while (ov->Internal == (ULONG_PTR)STATUS_PENDING)
     WaitForSingleObject(wt->event, 1);
+  /* Cancelled while pending: no data, writer alive, at that moment. */
+  if (ov->Internal == (ULONG_PTR)ANYPOLL_STATUS_CANCELLED)
+    wt->overlapped_items[i]->quiet = 1;
 }
 
 /* ---- Interface ---------------------------------------------------------- */

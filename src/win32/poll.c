@@ -25,8 +25,14 @@ static BOOL CALLBACK fls_init(PINIT_ONCE once, PVOID param, PVOID *ctx) {
   return TRUE;
 }
 
-/* One manual-reset event per thread, made on its first wait and closed when
- * the thread exits, so a call costs no CreateEvent. */
+/* One auto-reset event per thread, made on its first wait and closed when
+ * the thread exits, so a call costs no CreateEvent. Auto-reset, so that
+ * the wait that it ends also clears it, and a round of the wait loop needs
+ * no ResetEvent (a system call, and a wineserver request under Wine). A
+ * wake-up that lands after the wait has ended for another reason (a
+ * timeout, a console) leaves it set; the next wait then ends at once and
+ * re-checks: one spare round, never a lost or a false result, as every
+ * wake-up is followed by a check. */
 static HANDLE thread_event(void) {
   InitOnceExecuteOnce(&fls_once, fls_init, NULL, NULL);
   if (fls_index == FLS_OUT_OF_INDEXES || anypoll__test_should_fail()) {
@@ -35,7 +41,7 @@ static HANDLE thread_event(void) {
   }
   HANDLE e = FlsGetValue(fls_index);
   if (e == NULL) {
-    e = CreateEventW(NULL, TRUE, FALSE, NULL);
+    e = CreateEventW(NULL, FALSE, FALSE, NULL);
     if (e == NULL || !FlsSetValue(fls_index, e)) {
       if (e != NULL)
         CloseHandle(e);
@@ -72,10 +78,23 @@ static DWORD ms_left(LONGLONG deadline, LONGLONG freq) {
 
 /* ---- Checks -------------------------------------------------------------- */
 
+/* Checks every entry. After a wake-up (w not NULL), entries whose wake-up
+ * source was cancelled while still pending are left out: a pipe whose read
+ * was aborted (item quiet) had no data and a live writer at that moment,
+ * and sockets whose AFD poll was cancelled (w->sockets_quiet) had none of
+ * the events asked; both read 0 as of then, which is what a check would
+ * have said at that moment. Only what fired, and what has no wake-up
+ * source (write ends, reads that cannot block, consoles), is asked again. */
 static int check_items(struct pollfd *fds, struct anypoll__item *items,
-                       anypoll_nfds_t nfds, HANDLE event) {
-  if (anypoll__socket_check(fds, items, nfds, event) != 0)
+                       anypoll_nfds_t nfds, HANDLE event,
+                       const struct anypoll__waiter *w) {
+  if (w != NULL && w->sockets_quiet) {
+    for (anypoll_nfds_t i = 0; i < nfds; i++)
+      if (items[i].kind == ANYPOLL_KIND_SOCKET)
+        fds[i].revents = 0;
+  } else if (anypoll__socket_check(fds, items, nfds, event) != 0) {
     return -1;
+  }
   int ready = 0;
   for (anypoll_nfds_t i = 0; i < nfds; i++) {
     struct anypoll__item *it = &items[i];
@@ -88,7 +107,13 @@ static int check_items(struct pollfd *fds, struct anypoll__item *items,
       fds[i].revents = POLLNVAL;
       break;
     case ANYPOLL_KIND_PIPE:
-      fds[i].revents = anypoll__pipe_check(it, ev);
+      if (w != NULL && it->quiet && !(it->writable && (ev & POLLOUT)))
+        fds[i].revents = 0;
+      else
+        fds[i].revents = anypoll__pipe_check(it, ev);
+      /* Both hold for one check only. */
+      it->have_info = 0;
+      it->quiet = 0;
       break;
     case ANYPOLL_KIND_SOCKET:
       break; /* done above, all at once */
@@ -209,6 +234,8 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
   struct anypoll__waiter w;
   ZeroMemory(&w, sizeof w);
   w.event = event;
+  static volatile LONG64 calls;
+  w.call_id = InterlockedIncrement64(&calls);
   if (anypoll__pipe_prepare(&w, pipes, async) != 0)
     return -1;
   int result;
@@ -221,7 +248,6 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
 
   DWORD backoff = 1;
   for (;;) {
-    ResetEvent(event);
     if (arm_all(&w, ws, fds, items, nfds) != 0) {
       int saved = errno;
       disarm_all(&w);
@@ -255,7 +281,7 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
     }
     if (rechecked && r == WAIT_TIMEOUT && backoff < cap)
       backoff = backoff * 2 < cap ? backoff * 2 : cap;
-    result = check_items(fds, items, nfds, event);
+    result = check_items(fds, items, nfds, event, &w);
     if (result != 0)
       break;
     note_empty_fires(items, nfds);
@@ -293,7 +319,7 @@ int anypoll__win_event_poll(struct pollfd *fds, anypoll_nfds_t nfds,
   if (event == NULL) {
     result = -1;
   } else {
-    result = check_items(fds, items, nfds, event);
+    result = check_items(fds, items, nfds, event, NULL);
     if (result == 0 && timeout_ms != 0)
       result = wait_loop(fds, items, nfds, timeout_ms, event);
   }

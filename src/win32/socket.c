@@ -69,12 +69,22 @@ static HANDLE afd(void) {
   return afd_handle;
 }
 
+/* Every call on a caller's socket handle is announced to the lock model
+ * (win.h), as the pipe and classification calls are: no read of ours is
+ * ever pending on a socket, so the model must never fire here, and would
+ * if a socket were ever mistaken for a pipe we wait on. */
 static int ioctl_handle(HANDLE s, DWORD code, HANDLE *out) {
   SOCKET h = INVALID_SOCKET;
   DWORD bytes;
-  if (WSAIoctl((SOCKET)s, code, NULL, 0, &h, sizeof h, &bytes, NULL, NULL) !=
-          0 ||
-      h == INVALID_SOCKET)
+  anypoll__onh_begin(s, code == SIO_BASE_HANDLE_
+                            ? "WSAIoctl(SIO_BASE_HANDLE)"
+                            : "WSAIoctl(SIO_BSP_HANDLE_POLL)");
+  int r = WSAIoctl((SOCKET)s, code, NULL, 0, &h, sizeof h, &bytes, NULL, NULL);
+  int error = r == 0 ? 0 : WSAGetLastError();
+  anypoll__onh_end(s);
+  /* base_handle reads the error after this returns. */
+  WSASetLastError(error);
+  if (r != 0 || h == INVALID_SOCKET)
     return 0;
   *out = (HANDLE)h;
   return 1;
@@ -167,8 +177,11 @@ static short revents_for(ULONG afd_events, short events, int stream) {
 static int never_connected(HANDLE s) {
   struct sockaddr_storage addr;
   int len = sizeof addr;
-  return getsockname((SOCKET)s, (struct sockaddr *)&addr, &len) != 0 &&
-         WSAGetLastError() == WSAEINVAL;
+  anypoll__onh_begin(s, "getsockname");
+  int r = getsockname((SOCKET)s, (struct sockaddr *)&addr, &len);
+  int error = r == 0 ? 0 : WSAGetLastError();
+  anypoll__onh_end(s);
+  return r != 0 && error == WSAEINVAL;
 }
 
 static int count_sockets(const struct anypoll__item *items,
@@ -369,18 +382,25 @@ int anypoll__socket_completed(const struct anypoll__waiter *w) {
 }
 
 void anypoll__socket_disarm(struct anypoll__waiter *w) {
+  w->sockets_quiet = 0;
   if (!w->afd_pending)
     return;
   volatile NTSTATUS *status = &w->afd_iosb.Status;
+  int cancelled = 0;
   if (*status == STATUS_PENDING) {
     IO_STATUS_BLOCK cancel;
     anypoll__nt.cancel_io_file_ex(afd(), &w->afd_iosb, &cancel);
+    cancelled = 1;
   }
   /* The request's buffer may be written until it completes, which a
    * cancel makes prompt; the event may already be set by a pipe, so wait
    * on the status word. */
   while (*status == STATUS_PENDING)
     WaitForSingleObject(w->event, 1);
+  /* Ended by our cancel, not by an event: no socket of the call had any
+   * of the events asked when it was cancelled, and the re-check can leave
+   * the sockets out (poll.c). */
+  w->sockets_quiet = cancelled && *status == ANYPOLL_STATUS_CANCELLED;
   free(w->afd_info);
   w->afd_info = NULL;
   w->afd_pending = 0;

@@ -106,6 +106,19 @@ struct anypoll__item {
   unsigned no_wait : 1;
   unsigned fired : 1;       /* this round, the entry's read ended by itself */
   unsigned empty_fires : 2; /* consecutive rounds it fired and was not ready */
+  /* pipe: the handle was the only handle to its object when classified
+   * (NtQueryObject's HandleCount): no other handle value of this call can
+   * share its file object, so arming compares it only with the reads of
+   * other calls (see pipe.c, arm_sync). */
+  unsigned sole : 1;
+  /* pipe: info holds the FilePipeLocalInformation that classified it, in
+   * this call; the first check uses it instead of asking again. */
+  unsigned have_info : 1;
+  /* pipe: after a wake-up, its read was cancelled while still pending, so
+   * at that moment it had no data and its writer was alive: the re-check
+   * leaves it out (see poll.c). */
+  unsigned quiet : 1;
+  anypoll__pipe_local_info info;
   /* socket: the handle AFD is asked about (see socket.c), worked out by
    * every anypoll__socket_check and reused by the anypoll__socket_arm that
    * follows it in the same call; never read before a check has set it. */
@@ -208,6 +221,10 @@ static inline short anypoll__readable_bits(short events) {
  * whatever was asked), without waiting and without consuming data. */
 ANYPOLL__INTERNAL
 short anypoll__pipe_check(const struct anypoll__item *item, short events);
+/* FilePipeLocalInformation of h (announced to the lock model; the caller
+ * holds the gate); 1 if it answered, which only a pipe does. */
+ANYPOLL__INTERNAL
+int anypoll__pipe_query_info(HANDLE h, anypoll__pipe_local_info *info);
 ANYPOLL__INTERNAL
 short anypoll__console_check(const struct anypoll__item *item, short events);
 /* console.c: whether a wait may block on a console input handle that the
@@ -231,7 +248,7 @@ int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
  * ready, and disarms it before the call returns. */
 struct anypoll__pipe_sub;
 struct anypoll__waiter {
-  HANDLE event; /* manual-reset, owned by the calling thread */
+  HANDLE event; /* auto-reset, owned by the calling thread */
   struct anypoll__pipe_sub *pipe_subs;
   anypoll_nfds_t pipe_sub_count;
   /* Overlapped zero-byte reads on asynchronous pipe handles. */
@@ -250,6 +267,12 @@ struct anypoll__waiter {
   DWORD recheck_ms;
   /* An overlapped read could not be issued: the re-check must run now. */
   int failed_arm;
+  /* This call's number (unique for the process's life), marking the reads
+   * it started (pipe.c). */
+  LONG64 call_id;
+  /* The AFD poll was cancelled while still pending: no socket of the call
+   * had any event asked of it then, and the re-check leaves them out. */
+  int sockets_quiet;
 };
 
 /* The back-off bounds, one per reason an entry cannot be waited on.
