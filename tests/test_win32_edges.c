@@ -287,7 +287,7 @@ static DWORD WINAPI dll_poller_main(void *arg) {
  * two threads), FreeLibrary: the helpers still idle in the pool and the
  * threads' FLS callbacks run library code after that, so the library must
  * stay mapped (pinned on first use). The process then outlives the pool's
- * idle lifetime (10 s, fixed in the DLL) and a thread's exit. */
+ * idle lifetime (60 s, fixed in the DLL: pool.c) and a thread's exit. */
 TEST(dll_unload_keeps_process_alive) {
   HMODULE h = load_shared_library();
   poll_fn *dll_poll = (poll_fn *)(void (*)(void))GetProcAddress(h, "anypoll_poll");
@@ -322,7 +322,7 @@ TEST(dll_unload_keeps_process_alive) {
   ASSERT_EQ(code, 0);
   CloseHandle(t);
   CloseHandle(d.go_on);
-  tp_sleep_ms(12000);
+  tp_sleep_ms(62000);
   printf("process alive after FreeLibrary and the pool's idle lifetime\n");
   tp_close(a[0]);
   tp_close(a[1]);

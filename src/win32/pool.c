@@ -15,7 +15,12 @@
 /* Small stacks: a helper only calls ReadFile. */
 #define HELPER_STACK (64 * 1024)
 
-ANYPOLL__INTERNAL volatile LONG anypoll__pool_idle_ms = 10000;
+/* A minute: programs that wait on a timer commonly do so every 1 to 30 s,
+ * and with a shorter lifetime each such wait created its helpers anew
+ * (32 idle pipes every 30 s: 4.5x the process CPU per call under Wine with
+ * 10 s; docs/performance.md, "The pool's idle lifetime"). An idle helper
+ * costs no CPU, one thread and two handles. */
+ANYPOLL__INTERNAL volatile LONG anypoll__pool_idle_ms = 60000;
 
 struct worker {
   struct worker *next;
