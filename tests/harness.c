@@ -24,6 +24,14 @@ void tp_pfd(struct pollfd *p, int fd, short events) {
   p->revents = (short)0x5a5a; /* must be overwritten */
 }
 
+void tp_poll_forever(void *arg) {
+  struct tp_forever *f = arg;
+  struct pollfd fd;
+  tp_pfd(&fd, f->fd, POLLIN);
+  f->result = tp_poll(&fd, 1, -1);
+  f->revents = fd.revents;
+}
+
 static void later_main(void *arg) {
   struct tp_later *l = arg;
   tp_sleep_ms(l->delay_ms);

@@ -335,23 +335,13 @@ void tp_set_pool_idle_ms(int ms) {
 /* The lock model's self-test (test_win_lock.c): the forbidden call, made
  * on purpose, in both orders; the model must end the process (status 86).
  * Returns 0 if it did not. */
-struct lock_forever {
-  int fd;
-};
-
-static void lock_poll_forever(void *arg) {
-  struct pollfd p;
-  tp_pfd(&p, ((struct lock_forever *)arg)->fd, POLLIN);
-  tp_poll(&p, 1, -1);
-}
-
 static int lock_model_child(const char *order) {
   int p[2];
   tp_pipe(p);
   HANDLE h = (HANDLE)_get_osfhandle(p[0]);
-  struct lock_forever f = { p[0] };
+  struct tp_forever f = { p[0], -2, 0 };
   if (strcmp(order, "call-after-read") == 0) {
-    tp_thread_start(lock_poll_forever, &f);
+    tp_thread_start(tp_poll_forever, &f);
     Sleep(300); /* the helper's read is pending by now */
     anypoll__onh_begin(h, "a deliberate call");
     return 0; /* the model did not fire */
@@ -364,7 +354,7 @@ static int lock_model_child(const char *order) {
     /* A call in progress on a duplicate, unknown to the gate: the helper
      * starts its read, which the model must catch. */
     anypoll__onh_begin(dup, "a deliberate call");
-    tp_thread_start(lock_poll_forever, &f);
+    tp_thread_start(tp_poll_forever, &f);
     Sleep(1000);
     return 0;
   }

@@ -5,6 +5,7 @@
 #ifndef ANYPOLL_TEST_H
 #define ANYPOLL_TEST_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,16 @@ extern int tp_backend;
 
 /* anypoll_poll_with(tp_backend, ...). */
 int tp_poll(struct pollfd *fds, anypoll_nfds_t nfds, int timeout_ms);
+
+/* A thread's call that waits for ever on one descriptor for POLLIN:
+ * tp_thread_start(tp_poll_forever, &f) with f = { fd, -2, 0 }; result stays
+ * -2 while the call waits (atomic: read while it may still be waiting). */
+struct tp_forever {
+  int fd;
+  atomic_int result;
+  short revents;
+};
+void tp_poll_forever(void *arg);
 
 /* Sets up one pollfd entry. */
 void tp_pfd(struct pollfd *p, int fd, short events);

@@ -9,20 +9,6 @@
 
 #include "test.h"
 
-struct forever {
-  int fd;
-  atomic_int result; /* read while the thread may still be waiting */
-  short revents;
-};
-
-static void poll_forever(void *arg) {
-  struct forever *f = arg;
-  struct pollfd fd;
-  tp_pfd(&fd, f->fd, POLLIN);
-  f->result = tp_poll(&fd, 1, -1);
-  f->revents = fd.revents;
-}
-
 /* One call waits with timeout 100 on a pipe another thread waits on for
  * ever: it returns 0 on time (the bound is 10 times the timeout; Windows
  * would not return at all before data arrives if the call touched the
@@ -44,8 +30,8 @@ static void poll_100_returns(int fd_num) {
 TEST(pipe_threads_timeouts_forever_and_100) {
   int p[2];
   tp_pipe(p);
-  struct forever f = { p[0], -2, 0 };
-  tp_thread *t = tp_thread_start(poll_forever, &f);
+  struct tp_forever f = { p[0], -2, 0 };
+  tp_thread *t = tp_thread_start(tp_poll_forever, &f);
   tp_sleep_ms(100); /* the other call is waiting by now */
   for (int i = 0; i < 3; i++)
     poll_100_returns(p[0]);
@@ -72,8 +58,8 @@ TEST(pipe_dup_polled_while_other_thread_waits) {
   ASSERT_GE(d, 0);
   for (int round = 0; round < 2; round++) {
     int waited = round == 0 ? p[0] : d, polled = round == 0 ? d : p[0];
-    struct forever f = { waited, -2, 0 };
-    tp_thread *t = tp_thread_start(poll_forever, &f);
+    struct tp_forever f = { waited, -2, 0 };
+    tp_thread *t = tp_thread_start(tp_poll_forever, &f);
     tp_sleep_ms(100);
     poll_100_returns(polled);
     /* Both wait at once, then one write wakes both. */
@@ -134,8 +120,8 @@ TEST(stress_threads_mixed_timeouts_shared_pipes) {
   ASSERT_GE(pd, 0);
   int qd = tp_dup_to(q[0], tp_unused_fd());
   ASSERT_GE(qd, 0);
-  struct forever f = { qd, -2, 0 };
-  tp_thread *ft = tp_thread_start(poll_forever, &f);
+  struct tp_forever f = { qd, -2, 0 };
+  tp_thread *ft = tp_thread_start(tp_poll_forever, &f);
   static const int timeouts[4] = { 0, 1, 10, 30 };
   struct stresser s[4];
   tp_thread *t[4];

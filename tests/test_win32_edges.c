@@ -95,14 +95,6 @@ static int key_at(int fd, WORD vk, BOOL down) {
   return -1;
 }
 
-static double process_cpu_ms(void) {
-  FILETIME c, e, k, u;
-  ASSERT(GetProcessTimes(GetCurrentProcess(), &c, &e, &k, &u));
-  ULARGE_INTEGER kk = { { k.dwLowDateTime, k.dwHighDateTime } };
-  ULARGE_INTEGER uu = { { u.dwLowDateTime, u.dwHighDateTime } };
-  return (double)(kk.QuadPart + uu.QuadPart) / 1e4;
-}
-
 static int event_backend(void) {
   return tp_backend == ANYPOLL_BACKEND_EVENT ||
          tp_backend == ANYPOLL_BACKEND_DEFAULT;
@@ -139,10 +131,10 @@ TEST(console_line_mode_waits_for_enter) {
   tp_pfd(&p, fd, POLLIN);
   ASSERT_EQ(tp_poll(&p, 1, 0), 0);
   ASSERT_EQ(p.revents, 0);
-  double cpu0 = process_cpu_ms(), t0 = tp_now_ms();
+  double cpu0 = tp_cpu_ms(), t0 = tp_now_ms();
   ASSERT_EQ(tp_poll(&p, 1, 2000), 0);
   ASSERT_EQ(p.revents, 0);
-  double cpu = process_cpu_ms() - cpu0;
+  double cpu = tp_cpu_ms() - cpu0;
   ASSERT_GE(tp_now_ms() - t0, 2000);
   printf("CPU over a 2 s wait with a partial line queued: %.1f ms\n", cpu);
   if (event_backend())

@@ -12,28 +12,6 @@
 #include "test.h"
 #include "win32/win.h"
 
-static double cpu_ms(void) {
-  FILETIME c, e, k, u;
-  GetProcessTimes(GetCurrentProcess(), &c, &e, &k, &u);
-  ULARGE_INTEGER kk = { { k.dwLowDateTime, k.dwHighDateTime } };
-  ULARGE_INTEGER uu = { { u.dwLowDateTime, u.dwHighDateTime } };
-  return (double)(kk.QuadPart + uu.QuadPart) / 1e4;
-}
-
-struct forever {
-  int fd;
-  int result;
-  short revents;
-};
-
-static void poll_forever(void *arg) {
-  struct forever *f = arg;
-  struct pollfd fd;
-  tp_pfd(&fd, f->fd, POLLIN);
-  f->result = tp_poll(&fd, 1, -1);
-  f->revents = fd.revents;
-}
-
 static int pipe_name(wchar_t *name, size_t n, const char *what) {
   static LONG serial;
   return _snwprintf(name, n, L"\\\\.\\pipe\\anypoll-lock-%lu-%hs-%ld",
@@ -93,8 +71,8 @@ TEST(duplex_pipe_pollout_while_other_thread_reads) {
   tp_pfd(&p, fd, POLLIN | POLLOUT);
   ASSERT_EQ(tp_poll(&p, 1, 0), 1);
   ASSERT_EQ(p.revents, POLLOUT);
-  struct forever f = { fd, -2, 0 };
-  tp_thread *t = tp_thread_start(poll_forever, &f);
+  struct tp_forever f = { fd, -2, 0 };
+  tp_thread *t = tp_thread_start(tp_poll_forever, &f);
   tp_sleep_ms(100);
   for (int i = 0; i < 3; i++) {
     tp_pfd(&p, fd, POLLIN | POLLOUT);
@@ -130,9 +108,9 @@ static void wait_cheaply(int fd) {
   tp_close(warm[0]);
   tp_close(warm[1]);
   tp_pfd(&p, fd, POLLIN);
-  double cpu0 = cpu_ms(), t0 = tp_now_ms();
+  double cpu0 = tp_cpu_ms(), t0 = tp_now_ms();
   ASSERT_EQ(tp_poll(&p, 1, 3000), 0);
-  double cpu = cpu_ms() - cpu0;
+  double cpu = tp_cpu_ms() - cpu0;
   printf("CPU during the 3 s wait: %.1f ms\n", cpu);
   ASSERT_EQ(p.revents, 0);
   ASSERT_GE(tp_now_ms() - t0, 2999);
