@@ -178,6 +178,19 @@ TEST(console_raw_mode_any_character) {
   _close(fd);
 }
 
+/* The record at the head of the queue is the Alt key-up that carries an
+ * Alt+numpad character. */
+static void assert_head_is_alt_up(int fd, WCHAR ch) {
+  INPUT_RECORD r;
+  DWORD n = 0;
+  ASSERT(PeekConsoleInputW(con(fd), &r, 1, &n));
+  ASSERT_EQ(n, 1);
+  ASSERT_EQ(r.EventType, KEY_EVENT);
+  ASSERT_EQ(r.Event.KeyEvent.bKeyDown, 0);
+  ASSERT_EQ(r.Event.KeyEvent.wVirtualKeyCode, VK_MENU);
+  ASSERT_EQ(r.Event.KeyEvent.uChar.UnicodeChar, ch);
+}
+
 /* An Alt+numpad character is POLLIN in raw mode and is not removed: a
  * reader of input records finds its record, VK_MENU key-up, at the head. */
 TEST(console_alt_numpad_kept_raw) {
@@ -187,14 +200,7 @@ TEST(console_alt_numpad_kept_raw) {
   tp_pfd(&p, fd, POLLIN);
   ASSERT_EQ(tp_poll(&p, 1, 1000), 1);
   ASSERT_EQ(p.revents, POLLIN);
-  INPUT_RECORD r;
-  DWORD n = 0;
-  ASSERT(PeekConsoleInputW(con(fd), &r, 1, &n));
-  ASSERT_EQ(n, 1);
-  ASSERT_EQ(r.EventType, KEY_EVENT);
-  ASSERT_EQ(r.Event.KeyEvent.bKeyDown, 0);
-  ASSERT_EQ(r.Event.KeyEvent.wVirtualKeyCode, VK_MENU);
-  ASSERT_EQ(r.Event.KeyEvent.uChar.UnicodeChar, 0x00e9);
+  assert_head_is_alt_up(fd, 0x00e9);
   _close(fd);
 }
 
@@ -212,14 +218,7 @@ TEST(console_alt_numpad_kept_line) {
   ASSERT_EQ(p.revents, POLLIN);
   /* The character's record heads the line: the Alt and keypad key-downs
    * before it, which a read skips, are gone. */
-  INPUT_RECORD r;
-  DWORD n = 0;
-  ASSERT(PeekConsoleInputW(con(fd), &r, 1, &n));
-  ASSERT_EQ(n, 1);
-  ASSERT_EQ(r.EventType, KEY_EVENT);
-  ASSERT_EQ(r.Event.KeyEvent.wVirtualKeyCode, VK_MENU);
-  ASSERT_EQ(r.Event.KeyEvent.bKeyDown, 0);
-  ASSERT_EQ(r.Event.KeyEvent.uChar.UnicodeChar, 0x00e9);
+  assert_head_is_alt_up(fd, 0x00e9);
   ASSERT_GT(key_at(fd, VK_RETURN, 1), 0);
   /* What the read returns, for the record: Windows' console gives the
    * character (microsoft/terminal issue 3323 shows the record), Wine 8's
