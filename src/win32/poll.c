@@ -86,13 +86,12 @@ static DWORD ms_left(LONGLONG deadline, LONGLONG freq) {
  * have said at that moment. Only what fired, and what has no wake-up
  * source (write ends, reads that cannot block, consoles), is asked again. */
 static int check_items(struct pollfd *fds, struct anypoll__item *items,
-                       anypoll_nfds_t nfds, HANDLE event,
-                       const struct anypoll__waiter *w) {
+                       anypoll_nfds_t nfds, const struct anypoll__waiter *w) {
   if (w != NULL && w->sockets_quiet) {
     for (anypoll_nfds_t i = 0; i < nfds; i++)
       if (items[i].kind == ANYPOLL_KIND_SOCKET)
         fds[i].revents = 0;
-  } else if (anypoll__socket_check(fds, items, nfds, event) != 0) {
+  } else if (anypoll__socket_check(fds, items, nfds) != 0) {
     return -1;
   }
   int ready = 0;
@@ -267,7 +266,6 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
     DWORD r = WaitForMultipleObjectsEx(ws->count, ws->handles, FALSE, ms,
                                        TRUE);
     DWORD wait_error = r == WAIT_FAILED ? GetLastError() : 0;
-    int rechecked = rechecking;
     disarm_all(&w);
     if (r == WAIT_IO_COMPLETION) {
       /* A user APC ran: the Windows analogue of a signal handler. */
@@ -279,9 +277,9 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
       result = anypoll__set_errno_win(wait_error);
       break;
     }
-    if (rechecked && r == WAIT_TIMEOUT && backoff < cap)
+    if (rechecking && r == WAIT_TIMEOUT && backoff < cap)
       backoff = backoff * 2 < cap ? backoff * 2 : cap;
-    result = check_items(fds, items, nfds, event, &w);
+    result = check_items(fds, items, nfds, &w);
     if (result != 0)
       break;
     note_empty_fires(items, nfds);
@@ -319,7 +317,7 @@ int anypoll__win_event_poll(struct pollfd *fds, anypoll_nfds_t nfds,
   if (event == NULL) {
     result = -1;
   } else {
-    result = check_items(fds, items, nfds, event, NULL);
+    result = check_items(fds, items, nfds, NULL);
     if (result == 0 && timeout_ms != 0)
       result = wait_loop(fds, items, nfds, timeout_ms, event);
   }

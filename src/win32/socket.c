@@ -267,8 +267,7 @@ static NTSTATUS poll_now(HANDLE dev, afd_poll_info *info, size_t size) {
 }
 
 int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
-                          anypoll_nfds_t nfds, HANDLE event) {
-  (void)event;
+                          anypoll_nfds_t nfds) {
   if (count_sockets(items, nfds) == 0)
     return 0;
   /* Worked out afresh by every check (never carried from an earlier call,

@@ -233,13 +233,12 @@ ANYPOLL__INTERNAL
 int anypoll__console_waitable(const struct anypoll__item *item);
 ANYPOLL__INTERNAL
 short anypoll__file_check(const struct anypoll__item *item, short events);
-/* Sockets are checked all at once: one AFD poll with a zero timeout, which
- * leaves event alone (the poll has no event of its own; the parameter is
- * unused). Sets revents and afd_base of every socket entry; returns 0, or
- * -1 with errno. */
+/* Sockets are checked all at once: one AFD poll with a zero timeout, with
+ * no event of its own (the status word says when it is done). Sets revents
+ * and afd_base of every socket entry; returns 0, or -1 with errno. */
 ANYPOLL__INTERNAL
 int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
-                          anypoll_nfds_t nfds, HANDLE event);
+                          anypoll_nfds_t nfds);
 
 
 /* ---- Waiting --------------------------------------------------------------
