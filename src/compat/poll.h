@@ -72,14 +72,6 @@ struct pollfd {
 
 typedef unsigned long nfds_t;
 
-#  ifdef __cplusplus
-extern "C" {
-#  endif
-extern int poll(struct pollfd *fds, nfds_t nfds, int timeout);
-#  ifdef __cplusplus
-}
-#  endif
-
 /* "Wait forever", where POSIX's name space rules allow the extra name. */
 #  if !defined(INFTIM) && !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE)
 #    define INFTIM (-1)
@@ -97,13 +89,14 @@ extern int poll(struct pollfd *fds, nfds_t nfds, int timeout);
 #  endif
 #  undef poll
 #  define poll rpl_poll
-#  ifdef __cplusplus
-extern "C" {
-#  endif
-extern int poll(struct pollfd *fds, nfds_t nfds, int timeout);
-#  ifdef __cplusplus
-}
-#  endif
 #endif /* _WIN32 */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+extern int poll(struct pollfd *fds, nfds_t nfds, int timeout);
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* ANYPOLL_COMPAT_POLL_H */
