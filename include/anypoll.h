@@ -119,6 +119,61 @@ ANYPOLL_EXTERN int anypoll_poll(struct pollfd *fds, anypoll_nfds_t nfds,
 /* The largest nfds the Windows backend accepts. */
 #define ANYPOLL_MAX_NFDS (1UL << 20)
 
+/* ---- The watch set ---------------------------------------------------------
+ * An epoll-style set: a descriptor is registered once, and a wait reports
+ * the registered descriptors that are ready. On Windows the wait costs the
+ * same whether 1 or 1000 idle descriptors are registered (see
+ * anypoll_set(3) and docs/windows-design.md); anypoll_poll, which holds
+ * nothing across calls, must arm and disarm every entry on every call. */
+typedef struct anypoll_set anypoll_set;
+
+/* What anypoll_set_wait reports for one ready descriptor: fd as
+ * registered, events the bits that are true now (the bits anypoll_poll
+ * would report for it), data as given to anypoll_set_add or _mod. */
+struct anypoll_event {
+  int fd;
+  unsigned events;
+  void *data;
+};
+
+/* Report the descriptor once, then disable it until anypoll_set_mod
+ * re-arms it. A bit outside every POLL* value of the platform. */
+#define ANYPOLL_ONESHOT (1u << 30)
+
+/* anypoll_set_new - a new, empty set; NULL with errno (ENOMEM, EAGAIN,
+ * EMFILE) on failure. */
+ANYPOLL_EXTERN anypoll_set *anypoll_set_new(void);
+
+/* anypoll_set_free - frees the set; the descriptors stay open.
+ * 0, or -1 with errno (EINVAL: set is NULL). */
+ANYPOLL_EXTERN int anypoll_set_free(anypoll_set *set);
+
+/* anypoll_set_add, _mod, _del - register fd for events (POLLIN, POLLPRI,
+ * POLLOUT and their RD/WR variants, optionally ANYPOLL_ONESHOT; POLLERR
+ * and POLLHUP are always reported), change what is watched, or stop
+ * watching it. 0, or -1 with errno: EEXIST (add: already registered),
+ * ENOENT (mod, del: not registered), EBADF (fd not open), EINVAL (set
+ * NULL, unknown event bits), ENOMEM. Nothing changes on an error.
+ * A descriptor must be deleted before it is closed. */
+ANYPOLL_EXTERN int anypoll_set_add(anypoll_set *set, int fd, unsigned events,
+                                   void *data);
+ANYPOLL_EXTERN int anypoll_set_mod(anypoll_set *set, int fd, unsigned events,
+                                   void *data);
+ANYPOLL_EXTERN int anypoll_set_del(anypoll_set *set, int fd);
+
+/* anypoll_set_wait - waits until a registered descriptor is ready or the
+ * timeout passes (the rules of anypoll_poll's timeout_ms), and fills at
+ * most max entries of out. Returns how many it filled, 0 on timeout, or
+ * -1 with errno: EINVAL (set NULL, out NULL, max <= 0), EINTR (a signal,
+ * or on Windows a user APC), ENOMEM, EAGAIN. */
+ANYPOLL_EXTERN int anypoll_set_wait(anypoll_set *set, struct anypoll_event *out,
+                                    int max, int timeout_ms);
+
+/* anypoll_pipe - a pipe (fds[0] reads, fds[1] writes) that a set can wait
+ * on without a helper thread on Windows; on POSIX, pipe() with
+ * close-on-exec. 0, or -1 with errno. */
+ANYPOLL_EXTERN int anypoll_pipe(int fds[2]);
+
 /* ---- Testing and benchmark interface -------------------------------------
  * Backends are selectable per call so the test suite can run once per
  * backend and the benchmarks can compare strategies side by side. Programs
