@@ -29,6 +29,7 @@ TEST_CASE(invalid_fd_pollnval)
 TEST_CASE(negative_fd_ignored)
 TEST_CASE(nfds_zero_sleeps_for_timeout)
 TEST_CASE(null_fds_with_nfds_efault)
+TEST_CASE(wild_fds_pointer_efault)
 TEST_CASE(unknown_backend_einval)
 
 /* test_wait.c: waiting and waking, on every kind */
