@@ -85,8 +85,10 @@ extern "C" {
  *
  * Returns the number of entries with a non-zero revents (0 on timeout), or
  * -1 with errno set to one of these (the list is complete):
- *   EFAULT  fds is NULL and nfds > 0 (POSIX: or fds points outside the
- *           program's memory).
+ *   EFAULT  fds is NULL and nfds > 0, or the nfds entries at fds are not
+ *           all memory the program may read and write (on Windows checked
+ *           with VirtualQuery; on POSIX reported by the kernel, except
+ *           with the select backend, which faults).
  *   EINVAL  nfds exceeds the limit (the RLIMIT_NOFILE soft limit on POSIX,
  *           ANYPOLL_MAX_NFDS on Windows); with the select backend, also an
  *           open descriptor numbered FD_SETSIZE or higher.

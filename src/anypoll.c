@@ -39,7 +39,7 @@ int anypoll_poll_with(int backend, struct pollfd *fds, anypoll_nfds_t nfds,
   }
   /* POSIX leaves NULL with nfds > 0 undefined; Linux reports EFAULT, and a
    * portable library should too rather than crash. */
-  if (fds == NULL && nfds > 0) {
+  if ((fds == NULL && nfds > 0) || !anypoll__fds_accessible(fds, nfds)) {
     errno = EFAULT;
     return -1;
   }

@@ -33,6 +33,13 @@ typedef int anypoll__poll_fn(struct pollfd *fds, anypoll_nfds_t nfds,
 ANYPOLL__INTERNAL
 anypoll__poll_fn *anypoll__backend(int backend);
 
+/* Whether the nfds entries at fds are all in memory the caller may read and
+ * write. Windows: the pages are asked of the memory manager (VirtualQuery),
+ * so that a wild pointer gives EFAULT as on Linux instead of an access
+ * violation. POSIX: always 1 (the kernel's poll reports EFAULT itself). */
+ANYPOLL__INTERNAL
+int anypoll__fds_accessible(const struct pollfd *fds, anypoll_nfds_t nfds);
+
 /* The historical strategies (src/legacy.c): check every entry without
  * waiting, and when nothing is ready either sleep 1 ms or yield the CPU,
  * then check again until the timeout. The platform supplies the two

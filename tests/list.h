@@ -29,6 +29,7 @@ TEST_CASE(invalid_fd_pollnval)
 TEST_CASE(negative_fd_ignored)
 TEST_CASE(nfds_zero_sleeps_for_timeout)
 TEST_CASE(null_fds_with_nfds_efault)
+TEST_CASE(wild_fds_pointer_efault)
 TEST_CASE(unknown_backend_einval)
 
 /* test_wait.c: waiting and waking, on every kind */
@@ -107,6 +108,7 @@ TEST_CASE_CONSOLE(console_line_mode_waits_for_enter)
 TEST_CASE_CONSOLE(console_raw_mode_any_character)
 TEST_CASE_CONSOLE(console_alt_numpad_kept_raw)
 TEST_CASE_CONSOLE(console_alt_numpad_kept_line)
+TEST_CASE_CONSOLE(console_polled_by_several_threads_loses_nothing)
 TEST_CASE_WIN(dll_unload_keeps_process_alive)
 TEST_CASE_WIN(win32_errors_map_to_listed_errno)
 

@@ -1,5 +1,6 @@
 /* The whole-call rules every backend follows, on the simplest descriptors. */
 #include <errno.h>
+#include <stdint.h>
 
 #include "test.h"
 
@@ -77,6 +78,33 @@ TEST(nfds_zero_sleeps_for_timeout) {
 TEST(null_fds_with_nfds_efault) {
   errno = 0;
   ASSERT_EQ(tp_poll(NULL, 1, 0), -1);
+  ASSERT_EQ(errno, EFAULT);
+}
+
+/* An fds pointer to memory the program does not have (the first pages of
+ * the address space are never mapped, on Linux below mmap_min_addr, on
+ * Windows the first 64 KiB): -1 with EFAULT, as Linux's poll gives, instead
+ * of a crash. POSIX's select backend copies the entries into fd_sets
+ * itself and is not covered (docs/deviations.md). */
+TEST(wild_fds_pointer_efault) {
+#ifndef _WIN32
+  if (tp_backend == ANYPOLL_BACKEND_SELECT) {
+    printf("not checked: the POSIX select backend reads fds itself\n");
+    return;
+  }
+#endif
+  struct pollfd *wild = (struct pollfd *)(uintptr_t)0x1000;
+  errno = 0;
+  ASSERT_EQ(tp_poll(wild, 2, 0), -1);
+  ASSERT_EQ(errno, EFAULT);
+  errno = 0;
+  ASSERT_EQ(tp_poll(wild, 1, 10), -1);
+  ASSERT_EQ(errno, EFAULT);
+  /* An array whose end runs past the program's memory: the first entry is
+   * fine, the last is not. A read-only array: revents cannot be written. */
+  static const struct pollfd read_only[1] = { { 0, POLLIN, 0 } };
+  errno = 0;
+  ASSERT_EQ(tp_poll((struct pollfd *)(uintptr_t)read_only, 1, 0), -1);
   ASSERT_EQ(errno, EFAULT);
 }
 

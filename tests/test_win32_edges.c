@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <io.h>
+#include <stdatomic.h>
 
 #include "test.h"
 #include "win32/win.h"
@@ -229,6 +230,73 @@ TEST(console_alt_numpad_kept_line) {
   for (DWORD i = 0; i < got; i++)
     printf(" %04x", buf[i]);
   printf("\n");
+  _close(fd);
+}
+
+/* Threads that poll one console while keys arrive, as a program whose
+ * threads each wait on standard input would. */
+struct console_poller {
+  int fd;
+  atomic_int *stop;
+};
+
+static void poll_console_loop(void *arg) {
+  struct console_poller *c = arg;
+  while (!atomic_load(c->stop)) {
+    struct pollfd p;
+    tp_pfd(&p, c->fd, POLLIN);
+    int r = tp_poll(&p, 1, 0);
+    ASSERT(r == 0 || r == 1);
+  }
+}
+
+#define CONSOLE_POLLERS 3
+#define CONSOLE_KEYS 50
+
+/* Each key comes after a focus event and a key-up, which the check removes
+ * as read() would skip them. Three threads check the console without
+ * pause while the main thread types a key, waits for POLLIN and reads the
+ * character: every character typed reaches the read, in order. A check
+ * that removed "the first n records" it had peeked while another thread
+ * removed them too would take the character with them (then the main
+ * thread's poll times out). */
+TEST(console_polled_by_several_threads_loses_nothing) {
+  int fd = console_in_mode(0);
+  atomic_int stop;
+  atomic_init(&stop, 0);
+  struct console_poller c = { fd, &stop };
+  tp_thread *t[CONSOLE_POLLERS];
+  for (int i = 0; i < CONSOLE_POLLERS; i++)
+    t[i] = tp_thread_start(poll_console_loop, &c);
+  int lost = 0;
+  for (int i = 0; i < CONSOLE_KEYS; i++) {
+    WCHAR ch = (WCHAR)(L'a' + i % 26);
+    INPUT_RECORD r[4];
+    ZeroMemory(r, sizeof r);
+    r[0].EventType = FOCUS_EVENT;
+    r[0].Event.FocusEvent.bSetFocus = TRUE;
+    r[1] = key_rec('X', L'x', FALSE);
+    r[2] = key_rec((WORD)('A' + i % 26), ch, TRUE);
+    r[3] = key_rec((WORD)('A' + i % 26), ch, FALSE);
+    put(fd, r, 4);
+    struct pollfd p;
+    tp_pfd(&p, fd, POLLIN);
+    int n = tp_poll(&p, 1, 1000);
+    ASSERT(n == 0 || n == 1);
+    if (n == 0) {
+      lost++; /* the character is gone: a read would block */
+      continue;
+    }
+    ASSERT_EQ(p.revents, POLLIN);
+    WCHAR buf[4];
+    ASSERT_EQ(read_chars(fd, buf, 1), 1);
+    ASSERT_EQ(buf[0], ch);
+  }
+  atomic_store(&stop, 1);
+  for (int i = 0; i < CONSOLE_POLLERS; i++)
+    tp_thread_join(t[i]);
+  printf("characters lost of %d: %d\n", CONSOLE_KEYS, lost);
+  ASSERT_EQ(lost, 0);
   _close(fd);
 }
 

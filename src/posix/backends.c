@@ -55,3 +55,8 @@ long long anypoll__now_us(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
+
+int anypoll__fds_accessible(const struct pollfd *fds, anypoll_nfds_t nfds) {
+  (void)fds, (void)nfds;
+  return 1;
+}

@@ -5,6 +5,30 @@
 
 #define STACK_RECORDS 64
 
+/* The check peeks the queue and then removes the records at its head that
+ * read() would skip. The two steps are separate console calls, so two
+ * threads checking one console at once would each remove "the first n
+ * records" of what they peeked, and the second would remove records that
+ * arrived or moved up in between: characters lost before the program can
+ * read them (seen under Wine: 39 of 50 keystrokes with two polling
+ * threads), and a ReadConsoleInputW that waits for records that another
+ * thread already took (a hang past the timeout with three). One lock for
+ * the whole process serialises the checks: a console's queue is shared by
+ * every handle to it, and checks are short. */
+static SRWLOCK check_lock = SRWLOCK_INIT;
+
+/* Removes the n records at the head of the queue (ones just peeked).
+ * ReadConsoleInputW waits while the queue is empty; under the lock no
+ * thread of ours can empty it, and only a reader of the program's own,
+ * running at the same time as the check, could (docs/deviations.md).
+ * ReadConsoleInputExW with CONSOLE_READ_NOWAIT would not wait, but Wine 8
+ * exports it as a stub that raises an exception when called, so it cannot
+ * be looked up and trusted. */
+static BOOL discard_records(HANDLE h, INPUT_RECORD *records, DWORD n) {
+  DWORD got = 0;
+  return ReadConsoleInputW(h, records, n, &got);
+}
+
 /* A record that ReadFile/ReadConsole turn into a character: a key-down
  * with one, or the key-up of Alt that ends an Alt+numpad sequence (the
  * composed character arrives on that record, VK_MENU with bKeyDown 0). */
@@ -102,9 +126,7 @@ static short check_input(const struct anypoll__item *item, short events) {
      * would skip; removing them leaves that record at the head of the
      * queue for a reader of input records too. Only records just peeked
      * are removed: ones that arrived since queue up behind them. */
-    DWORD discarded = 0;
-    if (first > 0 &&
-        !ReadConsoleInputW(item->handle, records, first, &discarded)) {
+    if (first > 0 && !discard_records(item->handle, records, first)) {
       result = POLLERR;
       break;
     }
@@ -146,7 +168,9 @@ short anypoll__console_check(const struct anypoll__item *item, short events) {
   if (item->kind == ANYPOLL_KIND_CONSOLE_OUT)
     return (short)(events & POLLOUT);
   anypoll__onh_begin(item->handle, "console input calls");
+  AcquireSRWLockExclusive(&check_lock);
   short revents = check_input(item, events);
+  ReleaseSRWLockExclusive(&check_lock);
   anypoll__onh_end(item->handle);
   return revents;
 }

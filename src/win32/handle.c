@@ -75,19 +75,70 @@ int anypoll__handle_is_async(HANDLE h) {
 }
 
 /* ---- The C runtime's descriptor table -----------------------------------
- * _get_osfhandle validates its argument: on a descriptor that is not open
- * it calls the invalid-parameter handler, whose default in the UCRT (and in
- * msvcrt.dll since Vista) ends the process. Polling a closed descriptor must
+ * _get_osfhandle on a descriptor that is not open returns -1. The UCRT
+ * (and msvcr80 to msvcr120) first calls the invalid-parameter handler in
+ * effect, whose default ends the process; polling a closed descriptor must
  * give POLLNVAL instead, so a do-nothing handler is in effect around the
- * call. mingw's start-up code installs one for the whole process, which is
- * why programs built with mingw never see the problem; MSVC programs, and
- * hosts that install a strict handler, do. */
+ * call. Windows' msvcrt.dll calls no handler a program can set: there
+ * mingw-w64's _set_invalid_parameter_handler is an emulation (a variable in
+ * libmsvcrt.a) that msvcrt.dll never reads. docs/windows-design.md, "C
+ * runtimes", has the details. */
 
 static void __cdecl quiet_handler(const wchar_t *expr, const wchar_t *func,
                                   const wchar_t *file, unsigned line,
                                   uintptr_t reserved) {
   (void)expr, (void)func, (void)file, (void)line, (void)reserved;
 }
+
+/* The debug UCRT (MSVC's /MDd and /MTd) checks the descriptor with an
+ * assertion before it calls the invalid-parameter handler: _CrtDbgReportW
+ * with _CRT_ASSERT, whose default in a windowed or console program is a
+ * dialog box that waits for a click. The handler swap below does not reach
+ * it. A report hook declines the report, for the calling thread only and
+ * only while it is inside _get_osfhandle (the hook list is process-wide;
+ * the flag is per thread, so other threads' assertions still show). The
+ * release CRTs have no such report. No MSVC builds here: this block is
+ * compile-checked with mingw by defining ANYPOLL_CHECK_DEBUG_CRT_HOOK,
+ * which mingw's crtdbg.h lets through as no-op macros. */
+#if defined(_DEBUG) &&                                                       \
+    (defined(_MSC_VER) || defined(ANYPOLL_CHECK_DEBUG_CRT_HOOK))
+#  include <crtdbg.h>
+#  ifdef _MSC_VER
+static __declspec(thread) int in_os_handle;
+#  else
+static _Thread_local int in_os_handle;
+#  endif
+
+static int __cdecl quiet_report_w(int type, wchar_t *message, int *ret) {
+  (void)message;
+  if (type != _CRT_ASSERT || !in_os_handle)
+    return FALSE;
+  *ret = 0; /* no debugger break */
+  return TRUE; /* handled: no dialog */
+}
+
+static int __cdecl quiet_report(int type, char *message, int *ret) {
+  (void)message;
+  if (type != _CRT_ASSERT || !in_os_handle)
+    return FALSE;
+  *ret = 0;
+  return TRUE;
+}
+
+static intptr_t crt_get_osfhandle(int fd) {
+  (void)quiet_report_w, (void)quiet_report;
+  _CrtSetReportHookW2(_CRT_RPTHOOK_INSTALL, quiet_report_w);
+  _CrtSetReportHook2(_CRT_RPTHOOK_INSTALL, quiet_report);
+  in_os_handle = 1;
+  intptr_t os = _get_osfhandle(fd);
+  in_os_handle = 0;
+  _CrtSetReportHook2(_CRT_RPTHOOK_REMOVE, quiet_report);
+  _CrtSetReportHookW2(_CRT_RPTHOOK_REMOVE, quiet_report_w);
+  return os;
+}
+#else
+static intptr_t crt_get_osfhandle(int fd) { return _get_osfhandle(fd); }
+#endif
 
 #if defined(_UCRT) || defined(_MSC_VER)
 /* The UCRT has a per-thread handler, which takes precedence over the
@@ -100,14 +151,16 @@ _CRTIMP _invalid_parameter_handler __cdecl
 static intptr_t os_handle(int fd) {
   _invalid_parameter_handler old =
       _set_thread_local_invalid_parameter_handler(quiet_handler);
-  intptr_t os = _get_osfhandle(fd);
+  intptr_t os = crt_get_osfhandle(fd);
   anypoll__model_crt_check(fd, os);
   _set_thread_local_invalid_parameter_handler(old);
   return os;
 }
 #else
-/* msvcrt has the process-wide handler only. It is swapped while any of
- * our threads is inside _get_osfhandle (a count, so that overlapping calls
+/* msvcrt: mingw-w64's emulated process-wide handler, which msvcrt.dll
+ * itself never calls; swapped so that code in this module that calls the
+ * emulated handler (and the tests' lock model) sees a quiet one. It is
+ * swapped while any of our threads is inside _get_osfhandle (a count, so that overlapping calls
  * restore the right one), and put back only if nobody replaced it
  * meanwhile. The cost of the window: another thread's invalid parameter
  * during it is ignored (its function fails with EINVAL/EBADF) instead of
@@ -121,7 +174,7 @@ static intptr_t os_handle(int fd) {
   if (handler_depth++ == 0)
     handler_saved = _set_invalid_parameter_handler(quiet_handler);
   ReleaseSRWLockExclusive(&handler_lock);
-  intptr_t os = _get_osfhandle(fd);
+  intptr_t os = crt_get_osfhandle(fd);
   anypoll__model_crt_check(fd, os);
   AcquireSRWLockExclusive(&handler_lock);
   if (--handler_depth == 0 &&
