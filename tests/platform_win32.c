@@ -332,7 +332,7 @@ void tp_set_pool_idle_ms(int ms) {
   anypoll__pool_idle_ms = ms;
 }
 
-/* The lock model's self-test (test_win_lock.c): the forbidden call, made
+/* The lock model's self-test (test_win_file_lock.c): the forbidden call, made
  * on purpose, in both orders; the model must end the process (status 86).
  * Returns 0 if it did not. */
 static int lock_model_child(const char *order) {
