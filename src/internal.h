@@ -27,8 +27,9 @@
 typedef int anypoll__poll_fn(struct pollfd *fds, anypoll_nfds_t nfds,
                              int timeout_ms);
 
-/* The platform's backend for each enum anypoll_backend value, or NULL where
- * that backend does not exist on this platform. Provided by exactly one of
+/* The platform's backend for each enum anypoll_backend value but sleep1 and
+ * yield (the front end takes those from src/legacy.c), or NULL where that
+ * backend does not exist on this platform. Provided by exactly one of
  * src/posix/backends.c or src/win32/backends.c. */
 ANYPOLL__INTERNAL
 anypoll__poll_fn *anypoll__backend(int backend);

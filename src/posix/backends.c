@@ -18,10 +18,6 @@ anypoll__poll_fn *anypoll__backend(int backend) {
   case ANYPOLL_BACKEND_POLL:
   case ANYPOLL_BACKEND_EVENT:
     return anypoll__posix_poll;
-  case ANYPOLL_BACKEND_SLEEP1:
-    return anypoll__legacy_sleep1;
-  case ANYPOLL_BACKEND_YIELD:
-    return anypoll__legacy_yield;
   default:
     return NULL;
   }
