@@ -34,11 +34,10 @@ typedef int anypoll__poll_fn(struct pollfd *fds, anypoll_nfds_t nfds,
 ANYPOLL__INTERNAL
 anypoll__poll_fn *anypoll__backend(int backend);
 
-/* The historical strategies (src/legacy.c), the backends
- * ANYPOLL_BACKEND_SLEEP1 and ANYPOLL_BACKEND_YIELD on every platform: check
- * every entry without waiting, and when nothing is ready either sleep 1 ms
- * or yield the CPU, then check again until the timeout. The platform
- * supplies the two primitives below. */
+/* The historical strategies (src/legacy.c): check every entry without
+ * waiting, and when nothing is ready either sleep 1 ms or yield the CPU,
+ * then check again until the timeout. The platform supplies the two
+ * primitives below. */
 ANYPOLL__INTERNAL
 int anypoll__legacy_sleep1(struct pollfd *fds, anypoll_nfds_t nfds,
                            int timeout_ms);
