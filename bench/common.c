@@ -3,6 +3,7 @@
 #  define _GNU_SOURCE /* pipe2, F_SETPIPE_SZ */
 #endif
 #include "common.h"
+#include "portable.h" /* tests/portable.h: threads, sleep, clocks */
 
 #include <errno.h>
 #include <math.h>
@@ -21,10 +22,8 @@
 #  include <fcntl.h>
 #  include <netinet/in.h>
 #  include <netinet/tcp.h>
-#  include <pthread.h>
 #  include <sys/resource.h>
 #  include <sys/socket.h>
-#  include <sys/time.h>
 #  include <sys/wait.h>
 #  include <time.h>
 #  include <unistd.h>
@@ -246,8 +245,32 @@ double bench_cpu_fine(void) {
   double v = pid != NULL && *pid ? schedstat_cpu(pid) : -1;
   return v >= 0 ? v : bench_cpu();
 #else
-  return bench_cpu(); /* getrusage: microseconds, and exited threads too */
+  return bench_cpu(); /* the process CPU clock: exited threads too */
 #endif
+}
+
+/* ---- Threads and clocks: tests/portable.c's ------------------------------ */
+
+double bench_now(void) {
+  return tp_now_ms() / 1e3;
+}
+
+double bench_cpu(void) {
+  return tp_cpu_ms() / 1e3;
+}
+
+void bench_sleep_ms(int ms) {
+  tp_sleep_ms(ms);
+}
+
+/* A struct bench_thread is never defined: the pointer is the tp_thread's,
+ * converted back before use. */
+struct bench_thread *bench_thread_start(void (*fn)(void *), void *arg) {
+  return (struct bench_thread *)tp_thread_start(fn, arg);
+}
+
+void bench_thread_join(struct bench_thread *t) {
+  tp_thread_join((tp_thread *)t);
 }
 
 #ifdef _WIN32
@@ -262,28 +285,6 @@ void bench_init(int argc, char **argv) {
   if (WSAStartup(MAKEWORD(2, 2), &d) != 0)
     bench_die("WSAStartup");
   _setmode(1, _O_BINARY);
-}
-
-double bench_now(void) {
-  static LARGE_INTEGER f;
-  LARGE_INTEGER t;
-  if (f.QuadPart == 0)
-    QueryPerformanceFrequency(&f);
-  QueryPerformanceCounter(&t);
-  return (double)t.QuadPart / (double)f.QuadPart;
-}
-
-double bench_cpu(void) {
-  FILETIME c, e, k, u;
-  if (!GetProcessTimes(GetCurrentProcess(), &c, &e, &k, &u))
-    return -1;
-  ULARGE_INTEGER kk = { { k.dwLowDateTime, k.dwHighDateTime } };
-  ULARGE_INTEGER uu = { { u.dwLowDateTime, u.dwHighDateTime } };
-  return (double)(kk.QuadPart + uu.QuadPart) / 1e7;
-}
-
-void bench_sleep_ms(int ms) {
-  Sleep((DWORD)ms);
 }
 
 void bench_pipe(int fds[2], unsigned size) {
@@ -371,20 +372,12 @@ static int fd_of_socket(SOCKET s) {
   return fd;
 }
 
-static struct sockaddr_in loopback(int port) {
-  struct sockaddr_in a;
-  memset(&a, 0, sizeof a);
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons((unsigned short)port);
-  return a;
-}
-
 int bench_tcp_listen(int *port) {
   SOCKET l = socket(AF_INET, SOCK_STREAM, 0);
   if (l == INVALID_SOCKET)
     bench_die("socket");
-  struct sockaddr_in a = loopback(0);
+  struct sockaddr_in a;
+  tp_loopback(&a, 0);
   if (bind(l, (struct sockaddr *)&a, sizeof a) != 0 || listen(l, 64) != 0)
     bench_die("bind/listen");
   int len = sizeof a;
@@ -405,7 +398,8 @@ int bench_tcp_connect(int port) {
   SOCKET c = socket(AF_INET, SOCK_STREAM, 0);
   if (c == INVALID_SOCKET)
     bench_die("socket");
-  struct sockaddr_in a = loopback(port);
+  struct sockaddr_in a;
+  tp_loopback(&a, port);
   if (connect(c, (struct sockaddr *)&a, sizeof a) != 0)
     bench_die("connect");
   return fd_of_socket(c);
@@ -481,36 +475,6 @@ int bench_fd_from_token(const char *token) {
   return fd;
 }
 
-struct bench_thread {
-  HANDLE h;
-  void (*fn)(void *);
-  void *arg;
-};
-
-static DWORD WINAPI thread_main(void *p) {
-  struct bench_thread *t = p;
-  t->fn(t->arg);
-  return 0;
-}
-
-struct bench_thread *bench_thread_start(void (*fn)(void *), void *arg) {
-  struct bench_thread *t = malloc(sizeof *t);
-  if (t == NULL)
-    bench_die("malloc");
-  t->fn = fn;
-  t->arg = arg;
-  t->h = CreateThread(NULL, 0, thread_main, t, 0, NULL);
-  if (t->h == NULL)
-    bench_die("CreateThread");
-  return t;
-}
-
-void bench_thread_join(struct bench_thread *t) {
-  WaitForSingleObject(t->h, INFINITE);
-  CloseHandle(t->h);
-  free(t);
-}
-
 long bench_raise_nofile(long n) {
   (void)n;
   return -1;
@@ -525,26 +489,6 @@ void bench_init(int argc, char **argv) {
   (void)argc, (void)argv;
   /* exec through /proc/self/exe: the child is exactly this binary. */
   snprintf(self_path, sizeof self_path, "/proc/self/exe");
-}
-
-double bench_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-double bench_cpu(void) {
-  struct rusage ru;
-  if (getrusage(RUSAGE_SELF, &ru) != 0)
-    return -1;
-  return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-         (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
-
-void bench_sleep_ms(int ms) {
-  struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
 }
 
 void bench_pipe(int fds[2], unsigned size) {
@@ -616,18 +560,10 @@ static void nodelay(int s) {
   setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
 }
 
-static struct sockaddr_in loopback(int port) {
-  struct sockaddr_in a;
-  memset(&a, 0, sizeof a);
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons((unsigned short)port);
-  return a;
-}
-
 int bench_tcp_listen(int *port) {
   int l = tcp_socket();
-  struct sockaddr_in a = loopback(0);
+  struct sockaddr_in a;
+  tp_loopback(&a, 0);
   if (bind(l, (struct sockaddr *)&a, sizeof a) != 0 || listen(l, 64) != 0)
     bench_die("bind/listen");
   socklen_t len = sizeof a;
@@ -647,7 +583,8 @@ int bench_tcp_accept(int listener) {
 
 int bench_tcp_connect(int port) {
   int c = tcp_socket();
-  struct sockaddr_in a = loopback(port);
+  struct sockaddr_in a;
+  tp_loopback(&a, port);
   if (connect(c, (struct sockaddr *)&a, sizeof a) != 0)
     bench_die("connect");
   nodelay(c);
@@ -715,34 +652,6 @@ int bench_child_wait(struct bench_child *c) {
 
 int bench_fd_from_token(const char *token) {
   return atoi(token);
-}
-
-struct bench_thread {
-  pthread_t t;
-  void (*fn)(void *);
-  void *arg;
-};
-
-static void *thread_main(void *p) {
-  struct bench_thread *t = p;
-  t->fn(t->arg);
-  return NULL;
-}
-
-struct bench_thread *bench_thread_start(void (*fn)(void *), void *arg) {
-  struct bench_thread *t = malloc(sizeof *t);
-  if (t == NULL)
-    bench_die("malloc");
-  t->fn = fn;
-  t->arg = arg;
-  if (pthread_create(&t->t, NULL, thread_main, t) != 0)
-    bench_die("pthread_create");
-  return t;
-}
-
-void bench_thread_join(struct bench_thread *t) {
-  pthread_join(t->t, NULL);
-  free(t);
 }
 
 long bench_raise_nofile(long n) {

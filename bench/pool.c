@@ -1,4 +1,4 @@
-/* The helper-thread pool's idle lifetime (issue 12, item 4), Windows only.
+/* The helper-thread pool's idle lifetime, Windows only.
  *
  *   pool [--pipes 32] [--interval-ms 3000] [--lifetime-ms 1000]
  *        [--rounds 6] [--wait-ms 20]

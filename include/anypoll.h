@@ -15,7 +15,9 @@
 #  endif
 /* A program that included <windows.h> first (without WIN32_LEAN_AND_MEAN)
  * has winsock 1's <winsock.h> already; mingw-w64's <winsock2.h> then still
- * works but warns, which would break -Werror builds of such programs. */
+ * works but warns, which would break -Werror builds of such programs.
+ * tools/amalgamate.py copies these lines into the gnulib-ABI compat/poll.h,
+ * which stands alone. */
 #  if defined(_WINSOCKAPI_) && !defined(_WINSOCK2API_) && defined(__GNUC__)
 #    pragma GCC diagnostic push
 #    pragma GCC diagnostic ignored "-Wcpp"

@@ -10,6 +10,19 @@ static const char *const backend_names[] = {
 };
 #define BACKEND_COUNT ((int)(sizeof backend_names / sizeof backend_names[0]))
 
+/* The historical strategies are the same code on every platform
+ * (src/legacy.c); the platform's table gives the others. */
+static anypoll__poll_fn *backend_fn(int backend) {
+  switch (backend) {
+  case ANYPOLL_BACKEND_SLEEP1:
+    return anypoll__legacy_sleep1;
+  case ANYPOLL_BACKEND_YIELD:
+    return anypoll__legacy_yield;
+  default:
+    return anypoll__backend(backend);
+  }
+}
+
 const char *anypoll_backend_name(int backend) {
   if (backend < 0 || backend >= BACKEND_COUNT)
     return NULL;
@@ -19,7 +32,7 @@ const char *anypoll_backend_name(int backend) {
 int anypoll_backend_from_name(const char *name) {
   if (name != NULL) {
     for (int i = 0; i < BACKEND_COUNT; i++)
-      if (strcmp(name, backend_names[i]) == 0 && anypoll__backend(i) != NULL)
+      if (strcmp(name, backend_names[i]) == 0 && backend_fn(i) != NULL)
         return i;
   }
   errno = EINVAL;
@@ -32,7 +45,7 @@ const char *anypoll_version(void) {
 
 int anypoll_poll_with(int backend, struct pollfd *fds, anypoll_nfds_t nfds,
                       int timeout_ms) {
-  anypoll__poll_fn *fn = anypoll__backend(backend);
+  anypoll__poll_fn *fn = backend_fn(backend);
   if (fn == NULL) {
     errno = EINVAL;
     return -1;

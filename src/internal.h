@@ -27,8 +27,9 @@
 typedef int anypoll__poll_fn(struct pollfd *fds, anypoll_nfds_t nfds,
                              int timeout_ms);
 
-/* The platform's backend for each enum anypoll_backend value, or NULL where
- * that backend does not exist on this platform. Provided by exactly one of
+/* The platform's backend for each enum anypoll_backend value but sleep1 and
+ * yield (the front end takes those from src/legacy.c), or NULL where that
+ * backend does not exist on this platform. Provided by exactly one of
  * src/posix/backends.c or src/win32/backends.c. */
 ANYPOLL__INTERNAL
 anypoll__poll_fn *anypoll__backend(int backend);
@@ -45,8 +46,11 @@ int anypoll__fds_accessible(const struct pollfd *fds, anypoll_nfds_t nfds);
  * then check again until the timeout. The platform supplies the two
  * primitives below. */
 ANYPOLL__INTERNAL
-int anypoll__legacy_poll(struct pollfd *fds, anypoll_nfds_t nfds,
-                         int timeout_ms, int yield);
+int anypoll__legacy_sleep1(struct pollfd *fds, anypoll_nfds_t nfds,
+                           int timeout_ms);
+ANYPOLL__INTERNAL
+int anypoll__legacy_yield(struct pollfd *fds, anypoll_nfds_t nfds,
+                          int timeout_ms);
 
 /* Checks every entry once without waiting, as a backend with timeout 0.
  * Returns the count of ready entries or -1 with errno. */

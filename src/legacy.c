@@ -4,8 +4,8 @@
  * CPU (before that: a busy wait), then check again. Never the default. */
 #include "internal.h"
 
-int anypoll__legacy_poll(struct pollfd *fds, anypoll_nfds_t nfds,
-                         int timeout_ms, int yield) {
+static int legacy_poll(struct pollfd *fds, anypoll_nfds_t nfds,
+                       int timeout_ms, int yield) {
   long long start = anypoll__now_us();
   for (;;) {
     int n = anypoll__check_now(fds, nfds);
@@ -19,4 +19,16 @@ int anypoll__legacy_poll(struct pollfd *fds, anypoll_nfds_t nfds,
     if (anypoll__nap(yield) != 0)
       return -1;
   }
+}
+
+ANYPOLL__INTERNAL
+int anypoll__legacy_sleep1(struct pollfd *fds, anypoll_nfds_t nfds,
+                           int timeout_ms) {
+  return legacy_poll(fds, nfds, timeout_ms, 0);
+}
+
+ANYPOLL__INTERNAL
+int anypoll__legacy_yield(struct pollfd *fds, anypoll_nfds_t nfds,
+                          int timeout_ms) {
+  return legacy_poll(fds, nfds, timeout_ms, 1);
 }

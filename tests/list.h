@@ -40,6 +40,7 @@ TEST_CASE(pipe_write_end_reader_closed)
 TEST_CASE(pipe_pollout_while_reader_blocked)
 TEST_CASE(pipe_two_threads_do_not_block_each_other)
 TEST_CASE(pipe_reads_after_poll_do_not_hang)
+TEST_CASE(pipe_waits_cancelled_repeatedly)
 TEST_CASE(pipe_wakes_on_write_from_child)
 TEST_CASE(pipe_hup_when_child_killed)
 TEST_CASE(socket_wakes_on_send)
@@ -71,13 +72,14 @@ TEST_CASE(bad_input_garbage_event_bits)
 TEST_CASE(bad_input_extreme_timeouts)
 TEST_CASE(bad_input_never_opened_fds)
 
-/* test_lock.c: many threads on one pipe, duplicates (issue 11) */
+/* test_shared_pipes.c: many threads on one pipe, duplicates */
 TEST_CASE(pipe_threads_timeouts_forever_and_100)
 TEST_CASE(pipe_dup_polled_while_other_thread_waits)
 TEST_CASE(stress_threads_mixed_timeouts_shared_pipes)
 TEST_CASE(pipe_drained_by_other_thread_is_never_hup)
 TEST_CASE(pipe_and_dup_in_one_call)
-/* test_win_lock.c: Windows only (issue 11) */
+/* test_win_file_lock.c: Windows only: the file-object lock (its model,
+ * and waits that must not hold up a call of the program) */
 TEST_CASE_WIN(lock_model_fires_both_orders)
 TEST_CASE_WIN(duplex_pipe_pollout_while_other_thread_reads)
 TEST_CASE_WIN(nowait_read_end_waits_without_spinning)
@@ -97,9 +99,9 @@ TEST_CASE_WIN(socket_base_handle_refused)
 TEST_CASE_CONSOLE(console_ignores_non_key_events)
 TEST_CASE_CONSOLE(console_key_down_is_pollin)
 TEST_CASE_CONSOLE(console_output_pollout)
-TEST_CASE(pipe_waits_cancelled_repeatedly)
 
-/* issue 11, edges: test_posix.c (POSIX only), test_win32_edges.c */
+/* Terminals and other edges: test_posix.c (POSIX only), test_win_console.c
+ * (Windows only: console input, the DLL's lifetime, errno) */
 TEST_CASE_POSIX(closed_between_rounds_pollnval)
 TEST_CASE_POSIX(shut_socket_probe_no_sigpipe)
 TEST_CASE_POSIX(tty_eof_is_pollin)

@@ -15,13 +15,7 @@
 
 #include "test.h"
 
-#define CHECK(x)                                                             \
-  do {                                                                       \
-    if (!(x)) {                                                              \
-      perror(#x);                                                            \
-      tp_fail(__FILE__, __LINE__, #x, 0, 0, 0);                              \
-    }                                                                        \
-  } while (0)
+#define CHECK(x) TP_CHECK(x)
 
 /* A write to a closed pipe or socket must fail with EPIPE, not kill the
  * test; runs before main. */
@@ -33,25 +27,8 @@ void tp_pipe(int fds[2]) {
   CHECK(pipe(fds) == 0);
 }
 
-static struct sockaddr_in loopback(int port) {
-  struct sockaddr_in a;
-  memset(&a, 0, sizeof a);
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons((unsigned short)port);
-  return a;
-}
-
 int tp_tcp_listener(int *port) {
-  int l = socket(AF_INET, SOCK_STREAM, 0);
-  CHECK(l >= 0);
-  struct sockaddr_in a = loopback(0);
-  CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0);
-  CHECK(listen(l, 16) == 0);
-  socklen_t len = sizeof a;
-  CHECK(getsockname(l, (struct sockaddr *)&a, &len) == 0);
-  *port = ntohs(a.sin_port);
-  return l;
+  return tp_tcp_listener_backlog(port, 16);
 }
 
 int tp_tcp_accept(int listener) {
@@ -65,7 +42,8 @@ void tp_tcp_pair(int fds[2]) {
   int l = tp_tcp_listener(&port);
   int c = socket(AF_INET, SOCK_STREAM, 0);
   CHECK(c >= 0);
-  struct sockaddr_in a = loopback(port);
+  struct sockaddr_in a;
+  tp_loopback(&a, port);
   CHECK(connect(c, (struct sockaddr *)&a, sizeof a) == 0);
   fds[0] = tp_tcp_accept(l);
   fds[1] = c;
@@ -76,7 +54,8 @@ int tp_tcp_connect_nb(int port) {
   int c = socket(AF_INET, SOCK_STREAM, 0);
   CHECK(c >= 0);
   tp_socket_set_nonblocking(c, 1);
-  struct sockaddr_in a = loopback(port);
+  struct sockaddr_in a;
+  tp_loopback(&a, port);
   int r = connect(c, (struct sockaddr *)&a, sizeof a);
   CHECK(r == 0 || errno == EINPROGRESS || errno == ECONNREFUSED);
   return c;
@@ -140,44 +119,6 @@ int tp_unused_fd(void) {
   return fd;
 }
 
-struct tp_thread {
-  pthread_t id;
-  void (*fn)(void *);
-  void *arg;
-};
-
-static void *thread_main(void *p) {
-  tp_thread *t = p;
-  t->fn(t->arg);
-  return NULL;
-}
-
-tp_thread *tp_thread_start(void (*fn)(void *), void *arg) {
-  tp_thread *t = malloc(sizeof *t);
-  CHECK(t != NULL);
-  t->fn = fn;
-  t->arg = arg;
-  CHECK(pthread_create(&t->id, NULL, thread_main, t) == 0);
-  return t;
-}
-
-void tp_thread_join(tp_thread *t) {
-  CHECK(pthread_join(t->id, NULL) == 0);
-  free(t);
-}
-
-void tp_sleep_ms(int ms) {
-  struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
-}
-
-double tp_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 void tp_raise_fd_limit(int n) {
   struct rlimit r;
   CHECK(getrlimit(RLIMIT_NOFILE, &r) == 0);
@@ -223,7 +164,8 @@ tp_child *tp_child_connector(int port, int linger_ms) {
   CHECK(c->pid >= 0);
   if (c->pid == 0) {
     int s = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = loopback(port);
+    struct sockaddr_in a;
+  tp_loopback(&a, port);
     if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof a) != 0 ||
         send(s, "c", 1, 0) != 1)
       _exit(3);
@@ -280,7 +222,8 @@ int tp_unix_pair(int fds[2]) {
 int tp_tcp_listener_backlog(int *port, int backlog) {
   int l = socket(AF_INET, SOCK_STREAM, 0);
   CHECK(l >= 0);
-  struct sockaddr_in a = loopback(0);
+  struct sockaddr_in a;
+  tp_loopback(&a, 0);
   CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0);
   CHECK(listen(l, backlog) == 0);
   socklen_t len = sizeof a;
@@ -293,12 +236,6 @@ int tp_tcp_socket(void) {
   int s = socket(AF_INET, SOCK_STREAM, 0);
   CHECK(s >= 0);
   return s;
-}
-
-double tp_cpu_ms(void) {
-  struct timespec t;
-  CHECK(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) == 0);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
 int tp_udp_self(void) {

@@ -11,14 +11,7 @@
 #include "test.h"
 #include "win32/win.h"
 
-#define CHECK(x)                                                             \
-  do {                                                                       \
-    if (!(x)) {                                                              \
-      fprintf(stderr, "%s failed: error %lu, wsa %d\n", #x, GetLastError(),  \
-              WSAGetLastError());                                            \
-      tp_fail(__FILE__, __LINE__, #x, 0, 0, 0);                              \
-    }                                                                        \
-  } while (0)
+#define CHECK(x) TP_CHECK(x)
 
 static void wsa_start(void) {
   static int started;
@@ -49,26 +42,8 @@ void tp_pipe(int fds[2]) {
   CHECK(_pipe(fds, 4096, _O_BINARY) == 0);
 }
 
-static struct sockaddr_in loopback(int port) {
-  struct sockaddr_in a;
-  memset(&a, 0, sizeof a);
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons((unsigned short)port);
-  return a;
-}
-
 int tp_tcp_listener(int *port) {
-  wsa_start();
-  SOCKET l = socket(AF_INET, SOCK_STREAM, 0);
-  CHECK(l != INVALID_SOCKET);
-  struct sockaddr_in a = loopback(0);
-  CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0);
-  CHECK(listen(l, 16) == 0);
-  int len = sizeof a;
-  CHECK(getsockname(l, (struct sockaddr *)&a, &len) == 0);
-  *port = ntohs(a.sin_port);
-  return fd_of(l);
+  return tp_tcp_listener_backlog(port, 16);
 }
 
 int tp_tcp_accept(int listener) {
@@ -82,7 +57,8 @@ void tp_tcp_pair(int fds[2]) {
   int l = tp_tcp_listener(&port);
   SOCKET c = socket(AF_INET, SOCK_STREAM, 0);
   CHECK(c != INVALID_SOCKET);
-  struct sockaddr_in a = loopback(port);
+  struct sockaddr_in a;
+  tp_loopback(&a, port);
   CHECK(connect(c, (struct sockaddr *)&a, sizeof a) == 0);
   fds[0] = tp_tcp_accept(l);
   fds[1] = fd_of(c);
@@ -95,7 +71,8 @@ int tp_tcp_connect_nb(int port) {
   CHECK(c != INVALID_SOCKET);
   u_long on = 1;
   CHECK(ioctlsocket(c, FIONBIO, &on) == 0);
-  struct sockaddr_in a = loopback(port);
+  struct sockaddr_in a;
+  tp_loopback(&a, port);
   int r = connect(c, (struct sockaddr *)&a, sizeof a);
   CHECK(r == 0 || WSAGetLastError() == WSAEWOULDBLOCK);
   return fd_of(c);
@@ -189,45 +166,6 @@ int tp_unused_fd(void) {
   return fd;
 }
 
-struct tp_thread {
-  HANDLE h;
-  void (*fn)(void *);
-  void *arg;
-};
-
-static DWORD WINAPI thread_main(void *p) {
-  tp_thread *t = p;
-  t->fn(t->arg);
-  return 0;
-}
-
-tp_thread *tp_thread_start(void (*fn)(void *), void *arg) {
-  tp_thread *t = malloc(sizeof *t);
-  CHECK(t != NULL);
-  t->fn = fn;
-  t->arg = arg;
-  t->h = CreateThread(NULL, 0, thread_main, t, 0, NULL);
-  CHECK(t->h != NULL);
-  return t;
-}
-
-void tp_thread_join(tp_thread *t) {
-  CHECK(WaitForSingleObject(t->h, INFINITE) == WAIT_OBJECT_0);
-  CloseHandle(t->h);
-  free(t);
-}
-
-void tp_sleep_ms(int ms) {
-  Sleep((DWORD)ms);
-}
-
-double tp_now_ms(void) {
-  LARGE_INTEGER t, f;
-  QueryPerformanceCounter(&t);
-  QueryPerformanceFrequency(&f);
-  return (double)t.QuadPart * 1e3 / (double)f.QuadPart;
-}
-
 void tp_raise_fd_limit(int n) {
   /* msvcrt's low-level descriptors are not limited below its fixed table
    * of 2048; asking for more cannot be granted. */
@@ -293,7 +231,8 @@ static int child_connect(int port, int linger_ms) {
   if (WSAStartup(MAKEWORD(2, 2), &d) != 0)
     return 3;
   SOCKET s = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in a = loopback(port);
+  struct sockaddr_in a;
+  tp_loopback(&a, port);
   if (s == INVALID_SOCKET || connect(s, (struct sockaddr *)&a, sizeof a) != 0 ||
       send(s, "c", 1, 0) != 1)
     return 3;
@@ -332,7 +271,7 @@ void tp_set_pool_idle_ms(int ms) {
   anypoll__pool_idle_ms = ms;
 }
 
-/* The lock model's self-test (test_win_lock.c): the forbidden call, made
+/* The lock model's self-test (test_win_file_lock.c): the forbidden call, made
  * on purpose, in both orders; the model must end the process (status 86).
  * Returns 0 if it did not. */
 static int lock_model_child(const char *order) {
@@ -430,7 +369,8 @@ int tp_tcp_listener_backlog(int *port, int backlog) {
   wsa_start();
   SOCKET l = socket(AF_INET, SOCK_STREAM, 0);
   CHECK(l != INVALID_SOCKET);
-  struct sockaddr_in a = loopback(0);
+  struct sockaddr_in a;
+  tp_loopback(&a, 0);
   CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0);
   CHECK(listen(l, backlog) == 0);
   int len = sizeof a;
@@ -446,23 +386,12 @@ int tp_tcp_socket(void) {
   return fd_of(s);
 }
 
-double tp_cpu_ms(void) {
-  FILETIME created, exited, kernel, user;
-  CHECK(GetProcessTimes(GetCurrentProcess(), &created, &exited, &kernel,
-                        &user));
-  ULARGE_INTEGER k, u;
-  k.LowPart = kernel.dwLowDateTime;
-  k.HighPart = kernel.dwHighDateTime;
-  u.LowPart = user.dwLowDateTime;
-  u.HighPart = user.dwHighDateTime;
-  return (double)(k.QuadPart + u.QuadPart) / 1e4;
-}
-
 int tp_udp_self(void) {
   wsa_start();
   SOCKET s = socket(AF_INET, SOCK_DGRAM, 0);
   CHECK(s != INVALID_SOCKET);
-  struct sockaddr_in a = loopback(0);
+  struct sockaddr_in a;
+  tp_loopback(&a, 0);
   int len = sizeof a;
   CHECK(bind(s, (struct sockaddr *)&a, sizeof a) == 0);
   CHECK(getsockname(s, (struct sockaddr *)&a, &len) == 0);

@@ -11,11 +11,9 @@
 #include <stdlib.h>
 
 #include "anypoll.h"
+#include "portable.h" /* tp_fail, threads, sleep, clocks (tests/portable.c) */
 
 #define TEST(name) void test_##name(void)
-
-void tp_fail(const char *file, int line, const char *what, long long a,
-             long long b, int show);
 
 #define ASSERT(expr)                                                         \
   do {                                                                       \
@@ -93,10 +91,6 @@ void tp_socket_set_nonblocking(int fd, int on);
 /* A descriptor number that is not open. */
 int tp_unused_fd(void);
 
-typedef struct tp_thread tp_thread;
-tp_thread *tp_thread_start(void (*fn)(void *), void *arg);
-void tp_thread_join(tp_thread *t);
-
 /* Makes sure at least n descriptors can be open at once. */
 void tp_raise_fd_limit(int n);
 
@@ -127,8 +121,6 @@ long tp_handle_probe(void);
 int tp_thread_count(void);
 void tp_set_pool_idle_ms(int ms);
 
-void tp_sleep_ms(int ms);
-
 /* Something a helper thread does after a delay while the test waits: the
  * tp_later lives until the thread is joined. */
 enum tp_action {
@@ -149,12 +141,8 @@ struct tp_later {
 tp_thread *tp_after(struct tp_later *l, int fd, int delay_ms,
                     enum tp_action a);
 tp_thread *tp_kill_after(struct tp_later *l, tp_child *c, int delay_ms);
-/* A monotonic clock, in milliseconds with sub-millisecond resolution. */
-double tp_now_ms(void);
-/* CPU time of the whole process (every thread), in milliseconds; Windows
- * (and Wine) count it in 10-16 ms ticks. For bounds like "a 1 s wait
- * used less than 10% of a CPU", never for timings. */
-double tp_cpu_ms(void);
+/* tp_cpu_ms (tests/portable.h) is for bounds like "a 1 s wait used less
+ * than 10% of a CPU", never for timings. */
 
 /* ---- Descriptor kinds and states for the conformance matrix -------------
  * (tests/conformance/). Each returns a C runtime descriptor as above. */

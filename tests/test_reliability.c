@@ -1,4 +1,4 @@
-/* Reliability: load, concurrency, faults and bad input (issue 7). The
+/* Reliability: load, concurrency, faults and bad input. The
  * stress cases run a short form by default; ANYPOLL_STRESS_SCALE=N makes
  * them N times longer (make stress uses 100), and ANYPOLL_STRESS_SEED picks
  * another pseudo-random sequence. Each prints what it did, for

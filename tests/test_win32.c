@@ -248,7 +248,7 @@ static void type_later(void *arg) {
 }
 
 /* In raw mode (no ENABLE_LINE_INPUT) a read returns on any character; in
- * line mode it waits for Enter (test_win32_edges.c). */
+ * line mode it waits for Enter (test_win_console.c). */
 TEST(console_key_down_is_pollin) {
   int fd = console_in();
   HANDLE h = (HANDLE)_get_osfhandle(fd);

@@ -40,6 +40,14 @@ SYSTEM_POLL_RE = re.compile(r'^(\s*#\s*include\s+)<poll\.h>')
 EXTERN_BLOCK_RE = re.compile(
     r'^#if defined\(_WIN32\) && defined\(ANYPOLL_SHARED_BUILD\)\n'
     r'(?:#.*\n)*?#endif\n', re.M)
+# The lines of include/anypoll.h that include <winsock2.h>, from the comment
+# before them to their #endif; src/compat/poll.h has a placeholder comment
+# for them (the one thing of anypoll.h the standalone compat/poll.h needs).
+WINSOCK2_BLOCK_RE = re.compile(
+    r'^/\* A program that included <windows\.h> first.*?\n#  endif\n',
+    re.M | re.S)
+WINSOCK2_PLACEHOLDER_RE = re.compile(
+    r'^/\* ANYPOLL_WINSOCK2_INCLUDE:.*?\*/\n', re.M | re.S)
 COMPAT_EXTERN = """\
 /* compat/poll.c: the library's own functions are private to this file;
  * poll() is its one external name. */
@@ -214,6 +222,15 @@ def main():
         f.write("".join(text))
     with open(os.path.join(COMPAT_DIR, "poll.h"), encoding="utf-8") as f:
         header = f.read()
+    block = WINSOCK2_BLOCK_RE.search(public_header_text(False))
+    if block is None:
+        sys.exit("amalgamate: cannot find the <winsock2.h> block of "
+                 "include/anypoll.h")
+    header, n = WINSOCK2_PLACEHOLDER_RE.subn(
+        lambda m: block.group(0), header)
+    if n != 1:
+        sys.exit("amalgamate: cannot find ANYPOLL_WINSOCK2_INCLUDE in "
+                 "src/compat/poll.h")
     with open(os.path.join(compat_dir, "poll.h"), "w", encoding="utf-8") as f:
         f.write(COMPAT_HEADER_PROLOGUE.format(version=version()))
         f.write(header)

@@ -637,7 +637,7 @@ interop_socat | interop_ncat)
   ;;
 
 write_sizes)
-  # Bulk-sized writes (issue 14): a listener relaying 20 MiB to a pipe made
+  # Bulk-sized writes: a listener relaying 20 MiB to a pipe made
   # one 4 KiB write per poll round before (5,120 writes, 5,122 polls
   # natively). Counted with --stats: the writes to stdout must average at
   # least 8 KiB (a pipe holds 64 KiB, so about 320 is the usual count).

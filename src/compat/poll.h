@@ -23,17 +23,9 @@
 #define ANYPOLL_COMPAT_POLL_H
 
 #ifdef _WIN32
-/* A program that included <windows.h> without WIN32_LEAN_AND_MEAN has
- * winsock 1's <winsock.h> already; <winsock2.h> then still works but
- * warns, which would break that program's -Werror build. */
-#  if defined(_WINSOCKAPI_) && !defined(_WINSOCK2API_) && defined(__GNUC__)
-#    pragma GCC diagnostic push
-#    pragma GCC diagnostic ignored "-Wcpp"
-#    include <winsock2.h>
-#    pragma GCC diagnostic pop
-#  else
-#    include <winsock2.h>
-#  endif
+/* ANYPOLL_WINSOCK2_INCLUDE: tools/amalgamate.py puts here the lines of
+ * include/anypoll.h that include <winsock2.h> (quietly after <windows.h>),
+ * so that they are written once. */
 
 /* Winsock declares struct pollfd together with POLLRDNORM (_WIN32_WINNT
  * 0x0600 and later); the tag is then taken, so this header's struct gets

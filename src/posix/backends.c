@@ -5,14 +5,6 @@
 
 #include "posix.h"
 
-static int posix_sleep1(struct pollfd *fds, anypoll_nfds_t nfds, int t) {
-  return anypoll__legacy_poll(fds, nfds, t, 0);
-}
-
-static int posix_yield(struct pollfd *fds, anypoll_nfds_t nfds, int t) {
-  return anypoll__legacy_poll(fds, nfds, t, 1);
-}
-
 anypoll__poll_fn *anypoll__backend(int backend) {
   switch (backend) {
   case ANYPOLL_BACKEND_DEFAULT:
@@ -26,10 +18,6 @@ anypoll__poll_fn *anypoll__backend(int backend) {
   case ANYPOLL_BACKEND_POLL:
   case ANYPOLL_BACKEND_EVENT:
     return anypoll__posix_poll;
-  case ANYPOLL_BACKEND_SLEEP1:
-    return posix_sleep1;
-  case ANYPOLL_BACKEND_YIELD:
-    return posix_yield;
   default:
     return NULL;
   }

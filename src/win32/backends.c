@@ -76,23 +76,11 @@ int anypoll__test_should_fail(void) {
   }
 }
 
-static int win_sleep1(struct pollfd *fds, anypoll_nfds_t nfds, int t) {
-  return anypoll__legacy_poll(fds, nfds, t, 0);
-}
-
-static int win_yield(struct pollfd *fds, anypoll_nfds_t nfds, int t) {
-  return anypoll__legacy_poll(fds, nfds, t, 1);
-}
-
 anypoll__poll_fn *anypoll__backend(int backend) {
   switch (backend) {
   case ANYPOLL_BACKEND_DEFAULT:
   case ANYPOLL_BACKEND_EVENT:
     return anypoll__win_event_poll;
-  case ANYPOLL_BACKEND_SLEEP1:
-    return win_sleep1;
-  case ANYPOLL_BACKEND_YIELD:
-    return win_yield;
   default:
     return NULL;
   }

@@ -1,5 +1,6 @@
-/* Windows only (issue 11): console input as a terminal gives it (line and
- * raw mode, Alt+numpad), and the DLL's lifetime. The console cases run under
+/* Windows only: console input as a terminal gives it (line and raw mode,
+ * Alt+numpad); and, for want of a better home, the DLL's lifetime and the
+ * mapping of Win32 errors to errno. The console cases run under
  * script(1), which gives Wine a console. */
 #include <winsock2.h>
 #include <windows.h>

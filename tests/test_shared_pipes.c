@@ -1,4 +1,4 @@
-/* Many threads on one pipe (issue 11, section 1). On Windows a call that
+/* Many threads on one pipe, and duplicates of it. On Windows a call that
  * asks a pipe anything while another thread's wait has a zero-byte read
  * pending on it would wait for that read (the file-object lock); Wine does
  * not model that lock, so the Windows tests link the library's lock model

@@ -1,4 +1,4 @@
-/* Windows only (issue 11): the lock model is live, full-duplex pipes keep
+/* Windows only, the file-object lock: the lock model is live, full-duplex pipes keep
  * POLLOUT while another call's read is pending, read ends whose zero-byte
  * read cannot block are waited on without spinning, and closed descriptors
  * give POLLNVAL under a strict invalid-parameter handler. */
