@@ -84,6 +84,8 @@ TEST_CASE_WIN(listening_server_waits_without_spinning)
 TEST_CASE_WIN(listening_overlapped_server_waits_without_spinning)
 TEST_CASE_WIN(closed_descriptor_pollnval_under_strict_handler)
 TEST_CASE_WIN(query_on_other_pipe_does_not_hold_up_helper)
+TEST_CASE_WIN(duplex_sync_pipe_written_while_polled)
+TEST_CASE_WIN(message_pipe_zero_length_message_kept)
 
 /* test_win32.c: Windows only */
 TEST_CASE_WIN(apc_interrupts_wait_with_eintr)

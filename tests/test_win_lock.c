@@ -51,10 +51,12 @@ TEST(lock_model_fires_both_orders) {
 /* ---- Full duplex ----------------------------------------------------------- */
 
 /* A full-duplex named pipe: one thread waits for input on the server end
- * for ever, another asks the same end for POLLOUT. The pending read of
- * the first makes the write side unaskable; it counts as having room
- * (pipe.c), as a write that waits is the lesser evil than a writer held up
- * for as long as the other call waits. */
+ * for ever, another asks the same end for POLLOUT. No read of ours is
+ * armed on a synchronous handle that can write (the waiting thread
+ * re-checks it on the back-off), so the write side can be asked and has
+ * room; were a read of another call pending, the write side would count
+ * as having room (pipe.c), as a write that waits is the lesser evil than a
+ * writer held up for as long as the other call waits. */
 TEST(duplex_pipe_pollout_while_other_thread_reads) {
   wchar_t name[96];
   pipe_name(name, 96, "duplex");
@@ -274,4 +276,87 @@ TEST(query_on_other_pipe_does_not_hold_up_helper) {
   }
   tp_close(p[0]);
   tp_close(p[1]);
+}
+
+/* ---- No read of ours where the program writes -----------------------------
+ * A synchronous duplex named pipe, polled for POLLIN for ever by one thread
+ * while another thread of the program writes through the same handle: a
+ * parked read of ours would hold the file-object lock, and on Windows that
+ * WriteFile would wait until data arrived. The write is announced to the
+ * lock model as the program's own call, so the model ends the process
+ * (status 86) if a read of ours is pending; then the peer's answer must
+ * still wake the poll. */
+TEST(duplex_sync_pipe_written_while_polled) {
+  wchar_t name[96];
+  pipe_name(name, 96, "duplex-write");
+  HANDLE server = CreateNamedPipeW(
+      name, PIPE_ACCESS_DUPLEX, PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT,
+      1, 4096, 4096, 0, NULL);
+  ASSERT(server != INVALID_HANDLE_VALUE);
+  HANDLE client = CreateFileW(name, GENERIC_READ | GENERIC_WRITE, 0, NULL,
+                              OPEN_EXISTING, 0, NULL);
+  ASSERT(client != INVALID_HANDLE_VALUE);
+  int fd = _open_osfhandle((intptr_t)server, _O_RDWR | _O_BINARY);
+  ASSERT(fd >= 0);
+  struct tp_forever f = { fd, -2, 0 };
+  tp_thread *t = tp_thread_start(tp_poll_forever, &f);
+  tp_sleep_ms(300); /* long enough for a helper's read to be pending */
+  DWORD n = 0;
+  anypoll__onh_begin(server, "the program's WriteFile");
+  ASSERT(WriteFile(server, "q", 1, &n, NULL));
+  anypoll__onh_end(server);
+  ASSERT_EQ(n, 1);
+  ASSERT_EQ(f.result, -2);
+  char c = 0;
+  ASSERT(ReadFile(client, &c, 1, &n, NULL));
+  ASSERT_EQ(c, 'q');
+  ASSERT(WriteFile(client, "a", 1, &n, NULL));
+  tp_thread_join(t);
+  ASSERT_EQ(f.result, 1);
+  ASSERT_EQ(f.revents, POLLIN);
+  CloseHandle(client);
+  _close(fd);
+}
+
+/* ---- Zero-length messages -------------------------------------------------
+ * A message-type pipe can carry a message of zero bytes; a zero-byte read
+ * of ours would complete by consuming it. Here one thread polls the read
+ * end for ever while the peer sends a zero-length message and then "xy":
+ * once poll reports POLLIN, the program's reads must get the empty message
+ * first, then "xy". (A lone zero-length message is reported on Windows,
+ * where FSCTL_PIPE_PEEK counts messages; Wine 8 does not count them, so
+ * this test lets the second message make the pipe readable.) */
+TEST(message_pipe_zero_length_message_kept) {
+  wchar_t name[96];
+  pipe_name(name, 96, "message");
+  HANDLE server = CreateNamedPipeW(
+      name, PIPE_ACCESS_INBOUND,
+      PIPE_TYPE_MESSAGE | PIPE_READMODE_MESSAGE | PIPE_WAIT, 1, 4096, 4096, 0,
+      NULL);
+  ASSERT(server != INVALID_HANDLE_VALUE);
+  HANDLE client = CreateFileW(name, GENERIC_WRITE, 0, NULL, OPEN_EXISTING, 0,
+                              NULL);
+  ASSERT(client != INVALID_HANDLE_VALUE);
+  int fd = _open_osfhandle((intptr_t)server, _O_RDONLY | _O_BINARY);
+  ASSERT(fd >= 0);
+  struct tp_forever f = { fd, -2, 0 };
+  tp_thread *t = tp_thread_start(tp_poll_forever, &f);
+  tp_sleep_ms(200);
+  DWORD n = 1;
+  ASSERT(WriteFile(client, "", 0, &n, NULL));
+  ASSERT_EQ(n, 0);
+  tp_sleep_ms(100);
+  ASSERT(WriteFile(client, "xy", 2, &n, NULL));
+  tp_thread_join(t);
+  ASSERT_EQ(f.result, 1);
+  ASSERT_EQ(f.revents, POLLIN);
+  char buf[16];
+  n = 99;
+  ASSERT(ReadFile(server, buf, sizeof buf, &n, NULL));
+  ASSERT_EQ(n, 0);
+  ASSERT(ReadFile(server, buf, sizeof buf, &n, NULL));
+  ASSERT_EQ(n, 2);
+  ASSERT(memcmp(buf, "xy", 2) == 0);
+  CloseHandle(client);
+  _close(fd);
 }
