@@ -360,3 +360,63 @@ TEST(message_pipe_zero_length_message_kept) {
   CloseHandle(client);
   _close(fd);
 }
+
+/* ---- A cancel that keeps missing ------------------------------------------
+ * On Windows, a helper's read queued for the file-object lock behind a
+ * synchronous read that is not ours has no I/O request yet, and every
+ * CancelSynchronousIo finds nothing for as long as that other read lasts;
+ * the disarm used to retry every millisecond for ever. Wine has no such
+ * lock, so the tests' fault hook makes every cancel miss. The call must
+ * still return, soon after its 50 ms timeout, having tried a bounded
+ * number of cancels, with the entry not ready; the helper it leaves behind
+ * ends when its read does (data here), and the pipe then works as usual. */
+struct timed_poll {
+  int fd;
+  atomic_int done;
+  int result;
+  short revents;
+};
+
+static void poll_50ms(void *arg) {
+  struct timed_poll *tp = arg;
+  struct pollfd p;
+  tp_pfd(&p, tp->fd, POLLIN);
+  tp->result = tp_poll(&p, 1, 50);
+  tp->revents = p.revents;
+  tp->done = 1;
+}
+
+TEST(pipe_disarm_bounded_when_cancel_misses) {
+  int p[2];
+  tp_pipe(p);
+  anypoll__test_cancel_tries = 0;
+  anypoll__test_cancel_misses = 1;
+  struct timed_poll tp = { p[0], 0, -2, 0 };
+  tp_thread *t = tp_thread_start(poll_50ms, &tp);
+  /* Generous: a bounded disarm returns within a few hundred ms even on a
+   * loaded machine; an unbounded one never does. */
+  double start = tp_now_ms();
+  while (!tp.done && tp_now_ms() - start < 10000)
+    tp_sleep_ms(10);
+  ASSERT(tp.done);
+  tp_thread_join(t);
+  anypoll__test_cancel_misses = 0;
+  ASSERT_EQ(tp.result, 0);
+  ASSERT_EQ(tp.revents, 0);
+  printf("cancel attempts: %ld\n", (long)anypoll__test_cancel_tries);
+  ASSERT_LE(anypoll__test_cancel_tries, 20);
+  /* The detached helper's read ends on data; nothing is consumed. */
+  ASSERT_EQ(tp_write(p[1], "k", 1), 1);
+  struct pollfd fd;
+  tp_pfd(&fd, p[0], POLLIN);
+  ASSERT_EQ(tp_poll(&fd, 1, 5000), 1);
+  ASSERT_EQ(fd.revents, POLLIN);
+  char c = 0;
+  ASSERT_EQ(tp_read(p[0], &c, 1), 1);
+  ASSERT_EQ(c, 'k');
+  tp_pfd(&fd, p[0], POLLIN);
+  ASSERT_EQ(tp_poll(&fd, 1, 20), 0);
+  ASSERT_EQ(fd.revents, 0);
+  tp_close(p[0]);
+  tp_close(p[1]);
+}

@@ -453,6 +453,27 @@ static int arm_sync(struct anypoll__waiter *wt, struct anypoll__item *item) {
  * released inside the wait, another call that shared one of them (or its
  * helper) could otherwise free it, and this call would then free it again
  * (seen as heap corruption in stress_concurrent_pollers under Wine). */
+/* The disarm's retries of a cancel that found no I/O: the wait between two
+ * doubles from 1 ms, and after about ANYPOLL_CANCEL_RETRY_MS in all the
+ * call stops waiting (see disarm_sync_all). */
+#define ANYPOLL_CANCEL_RETRY_MS 100
+
+ANYPOLL__INTERNAL volatile LONG anypoll__test_cancel_misses;
+ANYPOLL__INTERNAL volatile LONG anypoll__test_cancel_tries;
+
+/* CancelSynchronousIo on a helper; the tests' fault hook can make it miss,
+ * as it does on Windows when the helper's read is queued for the file
+ * object's lock behind a read that is not ours (no I/O request exists yet
+ * to cancel), which Wine, lacking that lock, cannot show. */
+static BOOL cancel_helper(HANDLE thread) {
+  InterlockedIncrement(&anypoll__test_cancel_tries);
+  if (anypoll__test_cancel_misses != 0) {
+    SetLastError(ERROR_NOT_FOUND);
+    return FALSE;
+  }
+  return CancelSynchronousIo(thread);
+}
+
 static void disarm_sync_all(struct anypoll__pipe_sub *subs,
                             anypoll_nfds_t count) {
   if (count == 0)
@@ -473,7 +494,7 @@ static void disarm_sync_all(struct anypoll__pipe_sub *subs,
     sub->cancelling = 0;
     if (--w->users == 0 && w->reading) {
       w->cancel = 1;
-      if (w->in_read && CancelSynchronousIo(w->thread))
+      if (w->in_read && cancel_helper(w->thread))
         w->cancelled = 1;
       sub->cancelling = 1;
       waiting = 1;
@@ -482,24 +503,45 @@ static void disarm_sync_all(struct anypoll__pipe_sub *subs,
   if (waiting) {
     WakeAllConditionVariable(&table_cv); /* helpers waiting for queries */
     /* A cancel can land before the helper enters ReadFile and find no I/O
-     * to cancel; it is repeated every millisecond until one finds the read
-     * (once found, the read ends: no more cancels, which would each be a
-     * system call for nothing) and the helper is back. A watch that
-     * another call subscribed to meanwhile (users > 0) keeps its read. */
+     * to cancel; it is repeated until one finds the read (once found, the
+     * read ends: no more cancels, which would each be a system call for
+     * nothing) and the helper is back. A watch that another call
+     * subscribed to meanwhile (users > 0) keeps its read.
+     *
+     * The retries are bounded. On Windows a cancel also finds nothing
+     * while the helper's read is queued for the file object's lock behind
+     * a synchronous read that is not ours (the program's own blocking
+     * ReadFile through a handle we did not see, another process's): no
+     * request exists until the lock is granted, so retrying every
+     * millisecond would spin for as long as that read lasts. The wait
+     * between retries doubles from 1 ms; after ANYPOLL_CANCEL_RETRY_MS the
+     * call stops waiting and leaves the helper detached: its watch keeps
+     * "cancel" set, so when its read ends (data, end-of-file) it signals
+     * no call of ours and frees the watch, and a later call on the pipe
+     * shares the read and retries the cancel when it leaves. The entry is
+     * reported not ready, as the gate answers while a read is pending
+     * (docs/windows-design.md, The cancellation race). The race of a
+     * helper about to enter ReadFile is a few instructions wide and is
+     * always closed well within the bound. */
+    DWORD pause = 1;
+    /* Real time, not the sum of the pauses: a wait on the variable ends
+     * early whenever any read or query ends. */
+    ULONGLONG start = GetTickCount64();
     for (;;) {
       int pending = 0;
       for (anypoll_nfds_t i = 0; i < count; i++) {
         struct watch *w = subs[i].watch;
         if (subs[i].cancelling && w->reading && w->users == 0) {
           pending = 1;
-          if (w->in_read && !w->cancelled &&
-              CancelSynchronousIo(w->thread))
+          if (w->in_read && !w->cancelled && cancel_helper(w->thread))
             w->cancelled = 1;
         }
       }
-      if (!pending)
+      if (!pending || GetTickCount64() - start >= ANYPOLL_CANCEL_RETRY_MS)
         break;
-      SleepConditionVariableSRW(&table_cv, &table_lock, 1, 0);
+      SleepConditionVariableSRW(&table_cv, &table_lock, pause, 0);
+      if (pause < 32)
+        pause *= 2;
     }
   }
   for (anypoll_nfds_t i = 0; i < count; i++) {

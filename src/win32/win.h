@@ -383,6 +383,13 @@ int anypoll__test_should_fail(void);
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_fail_base_handle;
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_bsp_poll_asked;
 
+/* When non-zero, a disarming call's CancelSynchronousIo on a helper is
+ * taken to have found no I/O, as on Windows when the helper's read is
+ * queued behind a synchronous read that is not ours (pipe.c);
+ * anypoll__test_cancel_tries counts the attempts. */
+ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_cancel_misses;
+ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_cancel_tries;
+
 /* ---- Backends (poll.c) ---------------------------------------------------- */
 ANYPOLL__INTERNAL
 anypoll__poll_fn anypoll__win_event_poll;
