@@ -420,3 +420,59 @@ TEST(pipe_disarm_bounded_when_cancel_misses) {
   tp_close(p[0]);
   tp_close(p[1]);
 }
+
+/* ---- An overlapped pipe closed under a wait --------------------------------
+ * One thread waits 500 ms on an overlapped named pipe's read end; another
+ * closes that descriptor after 100 ms while a duplicate of its handle stays
+ * open, so the file object lives on and the overlapped read armed through
+ * the closed handle stays pending. A cancel through the closed handle
+ * cannot reach it: the disarm used to wait on its status word every
+ * millisecond (1,000 wake-ups a second) until the read ended some other
+ * way, seconds later under Wine. The call must return by its timeout (a
+ * generous bound: 3 s), report the closed entry (POLLNVAL, or POLLHUP),
+ * and cost little CPU (the spin cost most of the wait). */
+struct close_later {
+  int fd;
+};
+
+static void close_after_100ms(void *arg) {
+  struct close_later *c = arg;
+  tp_sleep_ms(100);
+  _close(c->fd);
+}
+
+TEST(overlapped_pipe_closed_mid_wait_with_duplicate_open) {
+  wchar_t name[96];
+  pipe_name(name, 96, "ov-close");
+  HANDLE server = CreateNamedPipeW(
+      name, PIPE_ACCESS_INBOUND | FILE_FLAG_OVERLAPPED,
+      PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT, 1, 4096, 4096, 0, NULL);
+  ASSERT(server != INVALID_HANDLE_VALUE);
+  HANDLE client = CreateFileW(name, GENERIC_WRITE, 0, NULL, OPEN_EXISTING, 0,
+                              NULL);
+  ASSERT(client != INVALID_HANDLE_VALUE);
+  HANDLE keep;
+  ASSERT(DuplicateHandle(GetCurrentProcess(), server, GetCurrentProcess(),
+                         &keep, 0, FALSE, DUPLICATE_SAME_ACCESS));
+  int fd = _open_osfhandle((intptr_t)server, _O_RDONLY | _O_BINARY);
+  ASSERT(fd >= 0);
+  /* Warm up: a first wait (the call's event, the pool). */
+  struct pollfd p;
+  tp_pfd(&p, fd, POLLIN);
+  ASSERT_EQ(tp_poll(&p, 1, 1), 0);
+  struct close_later c = { fd };
+  tp_thread *t = tp_thread_start(close_after_100ms, &c);
+  double cpu0 = tp_cpu_ms(), t0 = tp_now_ms();
+  tp_pfd(&p, fd, POLLIN);
+  int n = tp_poll(&p, 1, 500);
+  double took = tp_now_ms() - t0, cpu = tp_cpu_ms() - cpu0;
+  tp_thread_join(t);
+  printf("closed mid-wait: %d, revents %#x after %.0f ms, CPU %.1f ms\n", n,
+         p.revents, took, cpu);
+  ASSERT_LT(took, 3000);
+  ASSERT_LE(cpu, 100);
+  ASSERT_EQ(n, 1);
+  ASSERT(p.revents == POLLNVAL || p.revents == POLLHUP);
+  CloseHandle(keep);
+  CloseHandle(client);
+}

@@ -573,7 +573,21 @@ static void disarm_sync_all(struct anypoll__pipe_sub *subs,
 /* ---- Overlapped reads on asynchronous handles ------------------------- */
 
 static int arm_async(struct anypoll__waiter *wt, struct anypoll__item *item) {
-  HANDLE h = item->handle;
+  /* The read goes through a private duplicate of the caller's handle (the
+   * object manager makes it; the file object's lock is not involved). If
+   * another thread of the program closes its handle while the read is
+   * pending, and the file object lives on through another handle of the
+   * program, a CancelIoEx through the closed handle value could no longer
+   * reach the read, and the call could not return before the read ended
+   * by itself. Through our own handle it always can. Costs a
+   * DuplicateHandle and a CloseHandle per overlapped read end and round. */
+  HANDLE h;
+  if (!DuplicateHandle(GetCurrentProcess(), item->handle, GetCurrentProcess(),
+                       &h, 0, FALSE, DUPLICATE_SAME_ACCESS)) {
+    /* Closed meanwhile, most likely: the check will say. */
+    wt->failed_arm = 1;
+    return 0;
+  }
   OVERLAPPED *ov = &wt->overlapped[wt->overlapped_count];
   ZeroMemory(ov, sizeof *ov);
   /* The low bit keeps the completion off any I/O completion port the
@@ -593,8 +607,10 @@ static int arm_async(struct anypoll__waiter *wt, struct anypoll__item *item) {
     if (read_outcome(FALSE, error) == OUTCOME_NO_WAIT)
       item->no_wait = 1;
     wt->failed_arm = 1;
+    CloseHandle(h);
     return 0;
   }
+  wt->overlapped_handles[wt->overlapped_count] = h;
   wt->overlapped_items[wt->overlapped_count++] = item;
   return 0;
 }
@@ -602,18 +618,39 @@ static int arm_async(struct anypoll__waiter *wt, struct anypoll__item *item) {
 static void cancel_async(struct anypoll__waiter *wt, anypoll_nfds_t i) {
   volatile OVERLAPPED *ov = &wt->overlapped[i];
   if (ov->Internal == (ULONG_PTR)STATUS_PENDING)
-    CancelIoEx(wt->overlapped_items[i]->handle, (OVERLAPPED *)ov);
+    CancelIoEx(wt->overlapped_handles[i], (OVERLAPPED *)ov);
   else
     wt->overlapped_items[i]->fired = 1;
 }
+
+/* How long a disarm waits for one cancelled overlapped read to complete. */
+#define ANYPOLL_CANCEL_WAIT_MS 1000
 
 static void wait_async(struct anypoll__waiter *wt, anypoll_nfds_t i) {
   volatile OVERLAPPED *ov = &wt->overlapped[i];
   /* The event is shared by all of this call's waits and may already be set
    * by another, so wait on the status word, which the kernel writes when
-   * the cancelled read completes (promptly, after CancelIoEx). */
-  while (ov->Internal == (ULONG_PTR)STATUS_PENDING)
-    WaitForSingleObject(wt->event, 1);
+   * the cancelled read completes (promptly, after CancelIoEx through our
+   * own handle). The wait between looks doubles from 1 ms, and the whole
+   * wait is bounded: a read that does not complete is abandoned, with its
+   * OVERLAPPED left allocated for the kernel to write into (a leak of one
+   * array, for a driver that ignores cancels), rather than holding the
+   * call for ever or spinning. */
+  DWORD pause = 1;
+  ULONGLONG start = GetTickCount64();
+  while (ov->Internal == (ULONG_PTR)STATUS_PENDING) {
+    if (GetTickCount64() - start >= ANYPOLL_CANCEL_WAIT_MS) {
+      wt->overlapped_abandoned = 1;
+      break;
+    }
+    WaitForSingleObject(wt->event, pause);
+    if (pause < 64)
+      pause *= 2;
+  }
+  /* Closing our duplicate while the read is still pending would leave the
+   * file object's cleanup to cancel it; once abandoned, it is kept. */
+  if (ov->Internal != (ULONG_PTR)STATUS_PENDING)
+    CloseHandle(wt->overlapped_handles[i]);
   /* Cancelled while pending: no data, writer alive, at that moment. */
   if (ov->Internal == (ULONG_PTR)ANYPOLL_STATUS_CANCELLED)
     wt->overlapped_items[i]->quiet = 1;
@@ -631,7 +668,10 @@ int anypoll__pipe_prepare(struct anypoll__waiter *wt, anypoll_nfds_t sync_pipes,
   if (async_pipes > 0) {
     wt->overlapped = calloc(async_pipes, sizeof *wt->overlapped);
     wt->overlapped_items = calloc(async_pipes, sizeof *wt->overlapped_items);
-    if (wt->overlapped == NULL || wt->overlapped_items == NULL)
+    wt->overlapped_handles =
+        calloc(async_pipes, sizeof *wt->overlapped_handles);
+    if (wt->overlapped == NULL || wt->overlapped_items == NULL ||
+        wt->overlapped_handles == NULL)
       goto nomem;
   }
   return 0;
@@ -643,11 +683,14 @@ nomem:
 
 void anypoll__pipe_release(struct anypoll__waiter *wt) {
   free(wt->pipe_subs);
-  free(wt->overlapped);
+  if (!wt->overlapped_abandoned)
+    free(wt->overlapped);
   free(wt->overlapped_items);
+  free(wt->overlapped_handles);
   wt->pipe_subs = NULL;
   wt->overlapped = NULL;
   wt->overlapped_items = NULL;
+  wt->overlapped_handles = NULL;
 }
 
 /* A read end whose read cannot block is re-checked on the back-off. */
@@ -681,6 +724,12 @@ int anypoll__pipe_arm_async(struct anypoll__waiter *wt,
   if (!item->readable || !item->async || skip_unarmable(wt, item, 0) ||
       skip_no_wait(wt, item))
     return 0;
+  /* An abandoned read still owns a slot of the array: the rest of the call
+   * re-checks its overlapped read ends instead of arming them. */
+  if (wt->overlapped_abandoned) {
+    anypoll__want_recheck(wt, ANYPOLL_RECHECK_UNARMED_MS);
+    return 0;
+  }
   return arm_async(wt, item);
 }
 

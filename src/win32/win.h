@@ -168,8 +168,14 @@ int anypoll__same_object(HANDLE a, HANDLE b);
  * for it (the I/O manager's file-object lock, FO_SYNCHRONOUS_IO), from any
  * thread: NtQueryInformationFile of any class, GetFileType, PeekNamedPipe,
  * getsockopt (Winsock's device I/O control), another ReadFile. So every
- * call that goes to the file object of a caller's handle is bracketed by
- * anypoll__gate_begin/anypoll__gate_end. gate_begin returns 1 (BUSY,
+ * call that goes to a caller's handle *before its kind is known* (the
+ * classification in handle.c, getsockopt included) and every call on a
+ * pipe (its checks, FileModeInformation, FSCTL_PIPE_PEEK) is bracketed by
+ * anypoll__gate_begin/anypoll__gate_end. Handles classified as sockets or
+ * consoles are not gated afterwards: no read of ours is ever pending on
+ * them (reads are armed on pipes only), so socket.c's calls (the AFD poll,
+ * SIO_BASE_HANDLE, getsockname) and console.c's run outside the gate; they
+ * are announced to the lock model all the same. gate_begin returns 1 (BUSY,
  * nothing registered, do not call gate_end) when a read of ours is pending
  * or about to start on h or on another handle to the same file object: h
  * is then a synchronous pipe read end, empty, with its writer alive, and
@@ -273,6 +279,13 @@ struct anypoll__waiter {
   /* Overlapped zero-byte reads on asynchronous pipe handles. */
   OVERLAPPED *overlapped;
   struct anypoll__item **overlapped_items;
+  /* Each read is issued on a private duplicate of the caller's handle, so
+   * that a close of the caller's handle by another thread cannot strand
+   * it beyond our cancel (pipe.c, arm_async). */
+  HANDLE *overlapped_handles;
+  /* A cancelled read did not complete within its bound: the OVERLAPPED
+   * array is left allocated for the kernel to write into (pipe.c). */
+  int overlapped_abandoned;
   anypoll_nfds_t overlapped_count;
   /* The one AFD poll covering every socket of the call. */
   void *afd_info;
