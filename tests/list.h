@@ -87,6 +87,10 @@ TEST_CASE_WIN(listening_server_waits_without_spinning)
 TEST_CASE_WIN(listening_overlapped_server_waits_without_spinning)
 TEST_CASE_WIN(closed_descriptor_pollnval_under_strict_handler)
 TEST_CASE_WIN(query_on_other_pipe_does_not_hold_up_helper)
+TEST_CASE_WIN(duplex_sync_pipe_written_while_polled)
+TEST_CASE_WIN(message_pipe_zero_length_message_kept)
+TEST_CASE_WIN(pipe_disarm_bounded_when_cancel_misses)
+TEST_CASE_WIN(overlapped_pipe_closed_mid_wait_with_duplicate_open)
 
 /* test_win32.c: Windows only */
 TEST_CASE_WIN(apc_interrupts_wait_with_eintr)

@@ -51,10 +51,12 @@ TEST(lock_model_fires_both_orders) {
 /* ---- Full duplex ----------------------------------------------------------- */
 
 /* A full-duplex named pipe: one thread waits for input on the server end
- * for ever, another asks the same end for POLLOUT. The pending read of
- * the first makes the write side unaskable; it counts as having room
- * (pipe.c), as a write that waits is the lesser evil than a writer held up
- * for as long as the other call waits. */
+ * for ever, another asks the same end for POLLOUT. No read of ours is
+ * armed on a synchronous handle that can write (the waiting thread
+ * re-checks it on the back-off), so the write side can be asked and has
+ * room; were a read of another call pending, the write side would count
+ * as having room (pipe.c), as a write that waits is the lesser evil than a
+ * writer held up for as long as the other call waits. */
 TEST(duplex_pipe_pollout_while_other_thread_reads) {
   wchar_t name[96];
   pipe_name(name, 96, "duplex");
@@ -274,4 +276,203 @@ TEST(query_on_other_pipe_does_not_hold_up_helper) {
   }
   tp_close(p[0]);
   tp_close(p[1]);
+}
+
+/* ---- No read of ours where the program writes -----------------------------
+ * A synchronous duplex named pipe, polled for POLLIN for ever by one thread
+ * while another thread of the program writes through the same handle: a
+ * parked read of ours would hold the file-object lock, and on Windows that
+ * WriteFile would wait until data arrived. The write is announced to the
+ * lock model as the program's own call, so the model ends the process
+ * (status 86) if a read of ours is pending; then the peer's answer must
+ * still wake the poll. */
+TEST(duplex_sync_pipe_written_while_polled) {
+  wchar_t name[96];
+  pipe_name(name, 96, "duplex-write");
+  HANDLE server = CreateNamedPipeW(
+      name, PIPE_ACCESS_DUPLEX, PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT,
+      1, 4096, 4096, 0, NULL);
+  ASSERT(server != INVALID_HANDLE_VALUE);
+  HANDLE client = CreateFileW(name, GENERIC_READ | GENERIC_WRITE, 0, NULL,
+                              OPEN_EXISTING, 0, NULL);
+  ASSERT(client != INVALID_HANDLE_VALUE);
+  int fd = _open_osfhandle((intptr_t)server, _O_RDWR | _O_BINARY);
+  ASSERT(fd >= 0);
+  struct tp_forever f = { fd, -2, 0 };
+  tp_thread *t = tp_thread_start(tp_poll_forever, &f);
+  tp_sleep_ms(300); /* long enough for a helper's read to be pending */
+  DWORD n = 0;
+  anypoll__onh_begin(server, "the program's WriteFile");
+  ASSERT(WriteFile(server, "q", 1, &n, NULL));
+  anypoll__onh_end(server);
+  ASSERT_EQ(n, 1);
+  ASSERT_EQ(f.result, -2);
+  char c = 0;
+  ASSERT(ReadFile(client, &c, 1, &n, NULL));
+  ASSERT_EQ(c, 'q');
+  ASSERT(WriteFile(client, "a", 1, &n, NULL));
+  tp_thread_join(t);
+  ASSERT_EQ(f.result, 1);
+  ASSERT_EQ(f.revents, POLLIN);
+  CloseHandle(client);
+  _close(fd);
+}
+
+/* ---- Zero-length messages -------------------------------------------------
+ * A message-type pipe can carry a message of zero bytes; a zero-byte read
+ * of ours would complete by consuming it. Here one thread polls the read
+ * end for ever while the peer sends a zero-length message and then "xy":
+ * once poll reports POLLIN, the program's reads must get the empty message
+ * first, then "xy". (A lone zero-length message is reported on Windows,
+ * where FSCTL_PIPE_PEEK counts messages; Wine 8 does not count them, so
+ * this test lets the second message make the pipe readable.) */
+TEST(message_pipe_zero_length_message_kept) {
+  wchar_t name[96];
+  pipe_name(name, 96, "message");
+  HANDLE server = CreateNamedPipeW(
+      name, PIPE_ACCESS_INBOUND,
+      PIPE_TYPE_MESSAGE | PIPE_READMODE_MESSAGE | PIPE_WAIT, 1, 4096, 4096, 0,
+      NULL);
+  ASSERT(server != INVALID_HANDLE_VALUE);
+  HANDLE client = CreateFileW(name, GENERIC_WRITE, 0, NULL, OPEN_EXISTING, 0,
+                              NULL);
+  ASSERT(client != INVALID_HANDLE_VALUE);
+  int fd = _open_osfhandle((intptr_t)server, _O_RDONLY | _O_BINARY);
+  ASSERT(fd >= 0);
+  struct tp_forever f = { fd, -2, 0 };
+  tp_thread *t = tp_thread_start(tp_poll_forever, &f);
+  tp_sleep_ms(200);
+  DWORD n = 1;
+  ASSERT(WriteFile(client, "", 0, &n, NULL));
+  ASSERT_EQ(n, 0);
+  tp_sleep_ms(100);
+  ASSERT(WriteFile(client, "xy", 2, &n, NULL));
+  tp_thread_join(t);
+  ASSERT_EQ(f.result, 1);
+  ASSERT_EQ(f.revents, POLLIN);
+  char buf[16];
+  n = 99;
+  ASSERT(ReadFile(server, buf, sizeof buf, &n, NULL));
+  ASSERT_EQ(n, 0);
+  ASSERT(ReadFile(server, buf, sizeof buf, &n, NULL));
+  ASSERT_EQ(n, 2);
+  ASSERT(memcmp(buf, "xy", 2) == 0);
+  CloseHandle(client);
+  _close(fd);
+}
+
+/* ---- A cancel that keeps missing ------------------------------------------
+ * On Windows, a helper's read queued for the file-object lock behind a
+ * synchronous read that is not ours has no I/O request yet, and every
+ * CancelSynchronousIo finds nothing for as long as that other read lasts;
+ * the disarm used to retry every millisecond for ever. Wine has no such
+ * lock, so the tests' fault hook makes every cancel miss. The call must
+ * still return, soon after its 50 ms timeout, having tried a bounded
+ * number of cancels, with the entry not ready; the helper it leaves behind
+ * ends when its read does (data here), and the pipe then works as usual. */
+struct timed_poll {
+  int fd;
+  atomic_int done;
+  int result;
+  short revents;
+};
+
+static void poll_50ms(void *arg) {
+  struct timed_poll *tp = arg;
+  struct pollfd p;
+  tp_pfd(&p, tp->fd, POLLIN);
+  tp->result = tp_poll(&p, 1, 50);
+  tp->revents = p.revents;
+  tp->done = 1;
+}
+
+TEST(pipe_disarm_bounded_when_cancel_misses) {
+  int p[2];
+  tp_pipe(p);
+  anypoll__test_cancel_tries = 0;
+  anypoll__test_cancel_misses = 1;
+  struct timed_poll tp = { p[0], 0, -2, 0 };
+  tp_thread *t = tp_thread_start(poll_50ms, &tp);
+  /* Generous: a bounded disarm returns within a few hundred ms even on a
+   * loaded machine; an unbounded one never does. */
+  double start = tp_now_ms();
+  while (!tp.done && tp_now_ms() - start < 10000)
+    tp_sleep_ms(10);
+  ASSERT(tp.done);
+  tp_thread_join(t);
+  anypoll__test_cancel_misses = 0;
+  ASSERT_EQ(tp.result, 0);
+  ASSERT_EQ(tp.revents, 0);
+  printf("cancel attempts: %ld\n", (long)anypoll__test_cancel_tries);
+  ASSERT_LE(anypoll__test_cancel_tries, 20);
+  /* The detached helper's read ends on data; nothing is consumed. */
+  ASSERT_EQ(tp_write(p[1], "k", 1), 1);
+  struct pollfd fd;
+  tp_pfd(&fd, p[0], POLLIN);
+  ASSERT_EQ(tp_poll(&fd, 1, 5000), 1);
+  ASSERT_EQ(fd.revents, POLLIN);
+  char c = 0;
+  ASSERT_EQ(tp_read(p[0], &c, 1), 1);
+  ASSERT_EQ(c, 'k');
+  tp_pfd(&fd, p[0], POLLIN);
+  ASSERT_EQ(tp_poll(&fd, 1, 20), 0);
+  ASSERT_EQ(fd.revents, 0);
+  tp_close(p[0]);
+  tp_close(p[1]);
+}
+
+/* ---- An overlapped pipe closed under a wait --------------------------------
+ * One thread waits 500 ms on an overlapped named pipe's read end; another
+ * closes that descriptor after 100 ms while a duplicate of its handle stays
+ * open, so the file object lives on and the overlapped read armed through
+ * the closed handle stays pending. A cancel through the closed handle
+ * cannot reach it: the disarm used to wait on its status word every
+ * millisecond (1,000 wake-ups a second) until the read ended some other
+ * way, seconds later under Wine. The call must return by its timeout (a
+ * generous bound: 3 s), report the closed entry (POLLNVAL, or POLLHUP),
+ * and cost little CPU (the spin cost most of the wait). */
+struct close_later {
+  int fd;
+};
+
+static void close_after_100ms(void *arg) {
+  struct close_later *c = arg;
+  tp_sleep_ms(100);
+  _close(c->fd);
+}
+
+TEST(overlapped_pipe_closed_mid_wait_with_duplicate_open) {
+  wchar_t name[96];
+  pipe_name(name, 96, "ov-close");
+  HANDLE server = CreateNamedPipeW(
+      name, PIPE_ACCESS_INBOUND | FILE_FLAG_OVERLAPPED,
+      PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT, 1, 4096, 4096, 0, NULL);
+  ASSERT(server != INVALID_HANDLE_VALUE);
+  HANDLE client = CreateFileW(name, GENERIC_WRITE, 0, NULL, OPEN_EXISTING, 0,
+                              NULL);
+  ASSERT(client != INVALID_HANDLE_VALUE);
+  HANDLE keep;
+  ASSERT(DuplicateHandle(GetCurrentProcess(), server, GetCurrentProcess(),
+                         &keep, 0, FALSE, DUPLICATE_SAME_ACCESS));
+  int fd = _open_osfhandle((intptr_t)server, _O_RDONLY | _O_BINARY);
+  ASSERT(fd >= 0);
+  /* Warm up: a first wait (the call's event, the pool). */
+  struct pollfd p;
+  tp_pfd(&p, fd, POLLIN);
+  ASSERT_EQ(tp_poll(&p, 1, 1), 0);
+  struct close_later c = { fd };
+  tp_thread *t = tp_thread_start(close_after_100ms, &c);
+  double cpu0 = tp_cpu_ms(), t0 = tp_now_ms();
+  tp_pfd(&p, fd, POLLIN);
+  int n = tp_poll(&p, 1, 500);
+  double took = tp_now_ms() - t0, cpu = tp_cpu_ms() - cpu0;
+  tp_thread_join(t);
+  printf("closed mid-wait: %d, revents %#x after %.0f ms, CPU %.1f ms\n", n,
+         p.revents, took, cpu);
+  ASSERT_LT(took, 3000);
+  ASSERT_LE(cpu, 100);
+  ASSERT_EQ(n, 1);
+  ASSERT(p.revents == POLLNVAL || p.revents == POLLHUP);
+  CloseHandle(keep);
+  CloseHandle(client);
 }

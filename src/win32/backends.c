@@ -41,6 +41,7 @@ static BOOL CALLBACK init_cb(PINIT_ONCE once, PVOID param, PVOID *ctx) {
   }
   RESOLVE(query_information_file, "NtQueryInformationFile")
   RESOLVE(device_io_control_file, "NtDeviceIoControlFile")
+  RESOLVE(fs_control_file, "NtFsControlFile")
   RESOLVE(create_file, "NtCreateFile")
   RESOLVE(cancel_io_file_ex, "NtCancelIoFileEx")
 #undef RESOLVE

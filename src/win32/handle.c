@@ -232,6 +232,8 @@ static void classify_handle(HANDLE h, struct anypoll__item *item) {
   if (anypoll__pipe_query_info(h, &item->info)) {
     set_pipe_access(item);
     item->have_info = 1;
+    item->message =
+        item->info.NamedPipeType == ANYPOLL_FILE_PIPE_MESSAGE_TYPE;
     return;
   }
   /* Sockets next: for a socket of this process Winsock answers SO_TYPE
@@ -295,7 +297,7 @@ void anypoll__classify(SOCKET fd, struct anypoll__item *item) {
   item->handle = INVALID_HANDLE_VALUE;
   item->readable = item->writable = item->async = item->stream = 0;
   item->mode_known = item->no_wait = item->fired = item->empty_fires = 0;
-  item->sole = item->have_info = item->quiet = 0;
+  item->sole = item->have_info = item->quiet = item->message = 0;
   /* The pollfd member is a SOCKET, so a caller's -1 arrives as
    * INVALID_SOCKET: any value that is negative as a signed number means
    * "ignore this entry", as in POSIX. */

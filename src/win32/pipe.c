@@ -275,10 +275,30 @@ static short check_with(const struct anypoll__item *item, short events,
   return revents;
 }
 
+/* Whether a message is queued on a message-type pipe whose byte count is
+ * zero: a zero-length message, which only FSCTL_PIPE_PEEK's
+ * NumberOfMessages shows (FILE_PIPE_PEEK_BUFFER; Wine 8 leaves it 0, so
+ * there a lone zero-length message is not seen, docs/deviations.md). The
+ * peek returns at once; the caller holds the gate. */
+static int zero_length_message_queued(HANDLE h) {
+  anypoll__pipe_peek_head head;
+  ZeroMemory(&head, sizeof head);
+  IO_STATUS_BLOCK iosb;
+  anypoll__onh_begin(h, "NtFsControlFile(FSCTL_PIPE_PEEK)");
+  NTSTATUS st = anypoll__nt.fs_control_file(h, NULL, NULL, NULL, &iosb,
+                                            ANYPOLL_FSCTL_PIPE_PEEK, NULL, 0,
+                                            &head, sizeof head);
+  anypoll__onh_end(h);
+  /* STATUS_BUFFER_OVERFLOW: the head was filled and data follows. */
+  return (st >= 0 || st == (NTSTATUS)0x80000005L) &&
+         head.NumberOfMessages > 0;
+}
+
 short anypoll__pipe_check(const struct anypoll__item *item, short events) {
   /* The classification of this call asked the pipe a moment ago (and no
-   * read of ours has run on it since: the first check precedes any arm). */
-  if (item->have_info)
+   * read of ours has run on it since: the first check precedes any arm).
+   * A message-type read end needs its peek as well, so it asks again. */
+  if (item->have_info && !(item->message && item->readable))
     return check_with(item, events, 1, &item->info);
   HANDLE h = item->handle;
   /* Gated even if the handle is asynchronous (not serialised by the I/O
@@ -297,6 +317,10 @@ short anypoll__pipe_check(const struct anypoll__item *item, short events) {
   ZeroMemory(&info, sizeof info);
   int have_info = anypoll__pipe_query_info(h, &info);
   short revents = check_with(item, events, have_info, &info);
+  if (item->message && item->readable && have_info &&
+      info.NamedPipeState == ANYPOLL_FILE_PIPE_CONNECTED_STATE &&
+      info.ReadDataAvailable == 0 && zero_length_message_queued(h))
+    revents |= anypoll__readable_bits(events);
   anypoll__gate_end(&gate);
   return revents;
 }
@@ -429,6 +453,27 @@ static int arm_sync(struct anypoll__waiter *wt, struct anypoll__item *item) {
  * released inside the wait, another call that shared one of them (or its
  * helper) could otherwise free it, and this call would then free it again
  * (seen as heap corruption in stress_concurrent_pollers under Wine). */
+/* The disarm's retries of a cancel that found no I/O: the wait between two
+ * doubles from 1 ms, and after about ANYPOLL_CANCEL_RETRY_MS in all the
+ * call stops waiting (see disarm_sync_all). */
+#define ANYPOLL_CANCEL_RETRY_MS 100
+
+ANYPOLL__INTERNAL volatile LONG anypoll__test_cancel_misses;
+ANYPOLL__INTERNAL volatile LONG anypoll__test_cancel_tries;
+
+/* CancelSynchronousIo on a helper; the tests' fault hook can make it miss,
+ * as it does on Windows when the helper's read is queued for the file
+ * object's lock behind a read that is not ours (no I/O request exists yet
+ * to cancel), which Wine, lacking that lock, cannot show. */
+static BOOL cancel_helper(HANDLE thread) {
+  InterlockedIncrement(&anypoll__test_cancel_tries);
+  if (anypoll__test_cancel_misses != 0) {
+    SetLastError(ERROR_NOT_FOUND);
+    return FALSE;
+  }
+  return CancelSynchronousIo(thread);
+}
+
 static void disarm_sync_all(struct anypoll__pipe_sub *subs,
                             anypoll_nfds_t count) {
   if (count == 0)
@@ -449,7 +494,7 @@ static void disarm_sync_all(struct anypoll__pipe_sub *subs,
     sub->cancelling = 0;
     if (--w->users == 0 && w->reading) {
       w->cancel = 1;
-      if (w->in_read && CancelSynchronousIo(w->thread))
+      if (w->in_read && cancel_helper(w->thread))
         w->cancelled = 1;
       sub->cancelling = 1;
       waiting = 1;
@@ -458,24 +503,45 @@ static void disarm_sync_all(struct anypoll__pipe_sub *subs,
   if (waiting) {
     WakeAllConditionVariable(&table_cv); /* helpers waiting for queries */
     /* A cancel can land before the helper enters ReadFile and find no I/O
-     * to cancel; it is repeated every millisecond until one finds the read
-     * (once found, the read ends: no more cancels, which would each be a
-     * system call for nothing) and the helper is back. A watch that
-     * another call subscribed to meanwhile (users > 0) keeps its read. */
+     * to cancel; it is repeated until one finds the read (once found, the
+     * read ends: no more cancels, which would each be a system call for
+     * nothing) and the helper is back. A watch that another call
+     * subscribed to meanwhile (users > 0) keeps its read.
+     *
+     * The retries are bounded. On Windows a cancel also finds nothing
+     * while the helper's read is queued for the file object's lock behind
+     * a synchronous read that is not ours (the program's own blocking
+     * ReadFile through a handle we did not see, another process's): no
+     * request exists until the lock is granted, so retrying every
+     * millisecond would spin for as long as that read lasts. The wait
+     * between retries doubles from 1 ms; after ANYPOLL_CANCEL_RETRY_MS the
+     * call stops waiting and leaves the helper detached: its watch keeps
+     * "cancel" set, so when its read ends (data, end-of-file) it signals
+     * no call of ours and frees the watch, and a later call on the pipe
+     * shares the read and retries the cancel when it leaves. The entry is
+     * reported not ready, as the gate answers while a read is pending
+     * (docs/windows-design.md, The cancellation race). The race of a
+     * helper about to enter ReadFile is a few instructions wide and is
+     * always closed well within the bound. */
+    DWORD pause = 1;
+    /* Real time, not the sum of the pauses: a wait on the variable ends
+     * early whenever any read or query ends. */
+    ULONGLONG start = GetTickCount64();
     for (;;) {
       int pending = 0;
       for (anypoll_nfds_t i = 0; i < count; i++) {
         struct watch *w = subs[i].watch;
         if (subs[i].cancelling && w->reading && w->users == 0) {
           pending = 1;
-          if (w->in_read && !w->cancelled &&
-              CancelSynchronousIo(w->thread))
+          if (w->in_read && !w->cancelled && cancel_helper(w->thread))
             w->cancelled = 1;
         }
       }
-      if (!pending)
+      if (!pending || GetTickCount64() - start >= ANYPOLL_CANCEL_RETRY_MS)
         break;
-      SleepConditionVariableSRW(&table_cv, &table_lock, 1, 0);
+      SleepConditionVariableSRW(&table_cv, &table_lock, pause, 0);
+      if (pause < 32)
+        pause *= 2;
     }
   }
   for (anypoll_nfds_t i = 0; i < count; i++) {
@@ -507,7 +573,21 @@ static void disarm_sync_all(struct anypoll__pipe_sub *subs,
 /* ---- Overlapped reads on asynchronous handles ------------------------- */
 
 static int arm_async(struct anypoll__waiter *wt, struct anypoll__item *item) {
-  HANDLE h = item->handle;
+  /* The read goes through a private duplicate of the caller's handle (the
+   * object manager makes it; the file object's lock is not involved). If
+   * another thread of the program closes its handle while the read is
+   * pending, and the file object lives on through another handle of the
+   * program, a CancelIoEx through the closed handle value could no longer
+   * reach the read, and the call could not return before the read ended
+   * by itself. Through our own handle it always can. Costs a
+   * DuplicateHandle and a CloseHandle per overlapped read end and round. */
+  HANDLE h;
+  if (!DuplicateHandle(GetCurrentProcess(), item->handle, GetCurrentProcess(),
+                       &h, 0, FALSE, DUPLICATE_SAME_ACCESS)) {
+    /* Closed meanwhile, most likely: the check will say. */
+    wt->failed_arm = 1;
+    return 0;
+  }
   OVERLAPPED *ov = &wt->overlapped[wt->overlapped_count];
   ZeroMemory(ov, sizeof *ov);
   /* The low bit keeps the completion off any I/O completion port the
@@ -527,8 +607,10 @@ static int arm_async(struct anypoll__waiter *wt, struct anypoll__item *item) {
     if (read_outcome(FALSE, error) == OUTCOME_NO_WAIT)
       item->no_wait = 1;
     wt->failed_arm = 1;
+    CloseHandle(h);
     return 0;
   }
+  wt->overlapped_handles[wt->overlapped_count] = h;
   wt->overlapped_items[wt->overlapped_count++] = item;
   return 0;
 }
@@ -536,18 +618,39 @@ static int arm_async(struct anypoll__waiter *wt, struct anypoll__item *item) {
 static void cancel_async(struct anypoll__waiter *wt, anypoll_nfds_t i) {
   volatile OVERLAPPED *ov = &wt->overlapped[i];
   if (ov->Internal == (ULONG_PTR)STATUS_PENDING)
-    CancelIoEx(wt->overlapped_items[i]->handle, (OVERLAPPED *)ov);
+    CancelIoEx(wt->overlapped_handles[i], (OVERLAPPED *)ov);
   else
     wt->overlapped_items[i]->fired = 1;
 }
+
+/* How long a disarm waits for one cancelled overlapped read to complete. */
+#define ANYPOLL_CANCEL_WAIT_MS 1000
 
 static void wait_async(struct anypoll__waiter *wt, anypoll_nfds_t i) {
   volatile OVERLAPPED *ov = &wt->overlapped[i];
   /* The event is shared by all of this call's waits and may already be set
    * by another, so wait on the status word, which the kernel writes when
-   * the cancelled read completes (promptly, after CancelIoEx). */
-  while (ov->Internal == (ULONG_PTR)STATUS_PENDING)
-    WaitForSingleObject(wt->event, 1);
+   * the cancelled read completes (promptly, after CancelIoEx through our
+   * own handle). The wait between looks doubles from 1 ms, and the whole
+   * wait is bounded: a read that does not complete is abandoned, with its
+   * OVERLAPPED left allocated for the kernel to write into (a leak of one
+   * array, for a driver that ignores cancels), rather than holding the
+   * call for ever or spinning. */
+  DWORD pause = 1;
+  ULONGLONG start = GetTickCount64();
+  while (ov->Internal == (ULONG_PTR)STATUS_PENDING) {
+    if (GetTickCount64() - start >= ANYPOLL_CANCEL_WAIT_MS) {
+      wt->overlapped_abandoned = 1;
+      break;
+    }
+    WaitForSingleObject(wt->event, pause);
+    if (pause < 64)
+      pause *= 2;
+  }
+  /* Closing our duplicate while the read is still pending would leave the
+   * file object's cleanup to cancel it; once abandoned, it is kept. */
+  if (ov->Internal != (ULONG_PTR)STATUS_PENDING)
+    CloseHandle(wt->overlapped_handles[i]);
   /* Cancelled while pending: no data, writer alive, at that moment. */
   if (ov->Internal == (ULONG_PTR)ANYPOLL_STATUS_CANCELLED)
     wt->overlapped_items[i]->quiet = 1;
@@ -565,7 +668,10 @@ int anypoll__pipe_prepare(struct anypoll__waiter *wt, anypoll_nfds_t sync_pipes,
   if (async_pipes > 0) {
     wt->overlapped = calloc(async_pipes, sizeof *wt->overlapped);
     wt->overlapped_items = calloc(async_pipes, sizeof *wt->overlapped_items);
-    if (wt->overlapped == NULL || wt->overlapped_items == NULL)
+    wt->overlapped_handles =
+        calloc(async_pipes, sizeof *wt->overlapped_handles);
+    if (wt->overlapped == NULL || wt->overlapped_items == NULL ||
+        wt->overlapped_handles == NULL)
       goto nomem;
   }
   return 0;
@@ -577,11 +683,14 @@ nomem:
 
 void anypoll__pipe_release(struct anypoll__waiter *wt) {
   free(wt->pipe_subs);
-  free(wt->overlapped);
+  if (!wt->overlapped_abandoned)
+    free(wt->overlapped);
   free(wt->overlapped_items);
+  free(wt->overlapped_handles);
   wt->pipe_subs = NULL;
   wt->overlapped = NULL;
   wt->overlapped_items = NULL;
+  wt->overlapped_handles = NULL;
 }
 
 /* A read end whose read cannot block is re-checked on the back-off. */
@@ -593,16 +702,41 @@ static int skip_no_wait(struct anypoll__waiter *wt,
   return 1;
 }
 
+/* Read ends on which no read of ours may be armed at all, re-checked on
+ * the back-off instead:
+ *   - a message-type pipe: a zero-byte read (synchronous or overlapped)
+ *     completes by consuming a zero-length message, which the program
+ *     would then never read;
+ *   - a synchronous handle that can also write (a duplex named pipe): the
+ *     parked read would hold the file-object lock, and the program's own
+ *     WriteFile on that handle, from another thread, would wait until data
+ *     arrives. A read of ours must never delay a call of the program. */
+static int skip_unarmable(struct anypoll__waiter *wt,
+                          const struct anypoll__item *item, int sync) {
+  if (!item->message && !(sync && item->writable))
+    return 0;
+  anypoll__want_recheck(wt, ANYPOLL_RECHECK_UNARMED_MS);
+  return 1;
+}
+
 int anypoll__pipe_arm_async(struct anypoll__waiter *wt,
                             struct anypoll__item *item) {
-  if (!item->readable || !item->async || skip_no_wait(wt, item))
+  if (!item->readable || !item->async || skip_unarmable(wt, item, 0) ||
+      skip_no_wait(wt, item))
     return 0;
+  /* An abandoned read still owns a slot of the array: the rest of the call
+   * re-checks its overlapped read ends instead of arming them. */
+  if (wt->overlapped_abandoned) {
+    anypoll__want_recheck(wt, ANYPOLL_RECHECK_UNARMED_MS);
+    return 0;
+  }
   return arm_async(wt, item);
 }
 
 int anypoll__pipe_arm_sync(struct anypoll__waiter *wt,
                            struct anypoll__item *item) {
-  if (!item->readable || item->async || skip_no_wait(wt, item))
+  if (!item->readable || item->async || skip_unarmable(wt, item, 1) ||
+      skip_no_wait(wt, item))
     return 0;
   return arm_sync(wt, item);
 }

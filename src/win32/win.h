@@ -28,6 +28,16 @@
 #define ANYPOLL_FILE_PIPE_DISCONNECTED_STATE 1
 #define ANYPOLL_FILE_PIPE_CONNECTED_STATE 3
 #define ANYPOLL_FILE_PIPE_CLOSING_STATE 4
+/* FilePipeLocalInformation's NamedPipeType of a message-type pipe. */
+#define ANYPOLL_FILE_PIPE_MESSAGE_TYPE 1
+/* FSCTL_PIPE_PEEK, and the head of the FILE_PIPE_PEEK_BUFFER it fills. */
+#define ANYPOLL_FSCTL_PIPE_PEEK 0x0011400C
+typedef struct {
+  ULONG NamedPipeState;
+  ULONG ReadDataAvailable;
+  ULONG NumberOfMessages;
+  ULONG MessageLength;
+} anypoll__pipe_peek_head;
 
 typedef struct {
   ULONG NamedPipeType;
@@ -47,6 +57,10 @@ typedef NTSTATUS(NTAPI anypoll__nt_query_information_file_fn)(
 typedef NTSTATUS(NTAPI anypoll__nt_device_io_control_file_fn)(
     HANDLE, HANDLE, PVOID, PVOID, PIO_STATUS_BLOCK, ULONG, PVOID, ULONG, PVOID,
     ULONG);
+/* NtFsControlFile has NtDeviceIoControlFile's parameters; it sends the
+ * file system's requests (FSCTL_PIPE_PEEK), which a device I/O control
+ * (what DeviceIoControl sends for a named-pipe code) does not reach. */
+typedef anypoll__nt_device_io_control_file_fn anypoll__nt_fs_control_file_fn;
 typedef NTSTATUS(NTAPI anypoll__nt_create_file_fn)(
     PHANDLE, ACCESS_MASK, POBJECT_ATTRIBUTES, PIO_STATUS_BLOCK, PLARGE_INTEGER,
     ULONG, ULONG, ULONG, ULONG, PVOID, ULONG);
@@ -58,6 +72,7 @@ typedef NTSTATUS(NTAPI anypoll__nt_cancel_io_file_ex_fn)(HANDLE,
 struct anypoll__nt {
   anypoll__nt_query_information_file_fn *query_information_file;
   anypoll__nt_device_io_control_file_fn *device_io_control_file;
+  anypoll__nt_fs_control_file_fn *fs_control_file;
   anypoll__nt_create_file_fn *create_file;
   anypoll__nt_cancel_io_file_ex_fn *cancel_io_file_ex;
 };
@@ -98,6 +113,11 @@ struct anypoll__item {
                               was pending on the file object, which only
                               happens on synchronous ones) */
   unsigned stream : 1;   /* socket: SOCK_STREAM */
+  /* pipe: a message-type pipe (NamedPipeType of its local information, when
+   * it could be asked). A zero-byte read would consume a zero-length
+   * message, so no read of ours is ever armed on it: re-checked on the
+   * back-off, with FSCTL_PIPE_PEEK counting its messages. */
+  unsigned message : 1;
   /* Pipe read ends whose zero-byte read cannot block (PIPE_NOWAIT mode, a
    * named-pipe server with no client): set when a read of ours ended with
    * neither data nor end-of-file, or twice in a row with the entry then not
@@ -148,8 +168,15 @@ int anypoll__same_object(HANDLE a, HANDLE b);
  * for it (the I/O manager's file-object lock, FO_SYNCHRONOUS_IO), from any
  * thread: NtQueryInformationFile of any class, GetFileType, PeekNamedPipe,
  * getsockopt (Winsock's device I/O control), another ReadFile. So every
- * call that goes to the file object of a caller's handle is bracketed by
- * anypoll__gate_begin/anypoll__gate_end. gate_begin returns 1 (BUSY,
+ * call that goes to a caller's handle *before its kind is known* (the
+ * classification in handle.c, getsockopt included) and every call on a
+ * pipe (its checks, FileModeInformation, FSCTL_PIPE_PEEK) is bracketed by
+ * anypoll__gate_begin/anypoll__gate_end. Handles classified as sockets or
+ * consoles are not gated afterwards: no read of ours is ever pending on
+ * them (reads are armed on pipes only), so socket.c's calls on the
+ * caller's socket (SIO_BASE_HANDLE, SIO_BSP_HANDLE_POLL, getsockname; the
+ * AFD poll itself goes through a handle of ours) and console.c's run
+ * outside the gate; they are announced to the lock model all the same. gate_begin returns 1 (BUSY,
  * nothing registered, do not call gate_end) when a read of ours is pending
  * or about to start on h or on another handle to the same file object: h
  * is then a synchronous pipe read end, empty, with its writer alive, and
@@ -253,6 +280,13 @@ struct anypoll__waiter {
   /* Overlapped zero-byte reads on asynchronous pipe handles. */
   OVERLAPPED *overlapped;
   struct anypoll__item **overlapped_items;
+  /* Each read is issued on a private duplicate of the caller's handle, so
+   * that a close of the caller's handle by another thread cannot strand
+   * it beyond our cancel (pipe.c, arm_async). */
+  HANDLE *overlapped_handles;
+  /* A cancelled read did not complete within its bound: the OVERLAPPED
+   * array is left allocated for the kernel to write into (pipe.c). */
+  int overlapped_abandoned;
   anypoll_nfds_t overlapped_count;
   /* The one AFD poll covering every socket of the call. */
   void *afd_info;
@@ -284,6 +318,12 @@ struct anypoll__waiter {
  * completes the line: at most ~8 checks a second, each a few console
  * calls. */
 #define ANYPOLL_RECHECK_WRITE_MS 16
+/* Read ends on which no read of ours may be armed (pipe.c: message-type
+ * pipes, synchronous duplex handles): like write ends, a handle the
+ * program writes through or reads messages from, one query (plus one peek
+ * for a message pipe) per round; the cost is up to 16 ms of added latency
+ * for their POLLIN and ~60 checks a second while they are idle. */
+#define ANYPOLL_RECHECK_UNARMED_MS 16
 #define ANYPOLL_RECHECK_NO_WAIT_MS 50
 #define ANYPOLL_RECHECK_CONSOLE_MS 128
 
@@ -356,6 +396,13 @@ int anypoll__test_should_fail(void);
  * SIO_BSP_HANDLE_POLL); anypoll__test_bsp_poll_asked counts those asks. */
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_fail_base_handle;
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_bsp_poll_asked;
+
+/* When non-zero, a disarming call's CancelSynchronousIo on a helper is
+ * taken to have found no I/O, as on Windows when the helper's read is
+ * queued behind a synchronous read that is not ours (pipe.c);
+ * anypoll__test_cancel_tries counts the attempts. */
+ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_cancel_misses;
+ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_cancel_tries;
 
 /* ---- Backends (poll.c) ---------------------------------------------------- */
 ANYPOLL__INTERNAL
