@@ -128,7 +128,23 @@ ANYPOLL_EXTERN int anypoll_poll(struct pollfd *fds, anypoll_nfds_t nfds,
  * the registered descriptors that are ready. On Windows the wait costs the
  * same whether 1 or 1000 idle descriptors are registered (see
  * anypoll_set(3) and docs/windows-design.md); anypoll_poll, which holds
- * nothing across calls, must arm and disarm every entry on every call. */
+ * nothing across calls, must arm and disarm every entry on every call.
+ *
+ * Level-triggered: a ready descriptor is reported by every wait until it
+ * is no longer ready (ANYPOLL_ONESHOT: once, until anypoll_set_mod). Fair:
+ * when more are ready than max, successive waits rotate. Threads: add, mod
+ * and del may run while other threads wait on the set, and take effect in
+ * those waits; any number of threads may wait on one set, and a one-shot
+ * readiness goes to exactly one of them. anypoll_set_free must not run
+ * while a thread waits on the set.
+ *
+ * Windows: the descriptor cap. The mingw-w64 builds use msvcrt.dll, whose
+ * C runtime holds at most 2048 descriptors (a hard limit, in Microsoft's
+ * _setmaxstdio documentation): about 1000 pipes with both ends as
+ * descriptors, or about 2000 sockets. A program that needs more can keep the ends it does not watch
+ * as raw HANDLEs, spread its descriptors over several processes, or build
+ * anypoll (dist/anypoll.c) with a C runtime whose descriptor table is
+ * larger. */
 typedef struct anypoll_set anypoll_set;
 
 /* What anypoll_set_wait reports for one ready descriptor: fd as
@@ -158,7 +174,20 @@ ANYPOLL_EXTERN int anypoll_set_free(anypoll_set *set);
  * watching it. 0, or -1 with errno: EEXIST (add: already registered),
  * ENOENT (mod, del: not registered), EBADF (fd not open), EINVAL (set
  * NULL, unknown event bits), ENOMEM. Nothing changes on an error.
- * A descriptor must be deleted before it is closed. */
+ * Regular files and other descriptors that anypoll_poll reports always
+ * ready are accepted, and reported ready by every wait.
+ *
+ * A descriptor must be deleted before it is closed. A program that closes
+ * one first gets no crash and no hang, and the other entries keep working;
+ * until its del (which then still succeeds and removes the entry), the
+ * closed entry is reported with POLLNVAL on every wait by the portable
+ * backend (POSIX without epoll, Windows for now), and no longer reported
+ * on Linux, where the kernel drops it with the file (unless another
+ * descriptor of the same open file, from dup or fork, keeps it alive:
+ * then epoll goes on reporting it under the old number, and after its del
+ * each wait receives and drops its readiness, a busy wait while it stays
+ * ready, until the set is freed). A number closed and reused is still the
+ * old entry until that del. */
 ANYPOLL_EXTERN int anypoll_set_add(anypoll_set *set, int fd, unsigned events,
                                    void *data);
 ANYPOLL_EXTERN int anypoll_set_mod(anypoll_set *set, int fd, unsigned events,
@@ -175,7 +204,9 @@ ANYPOLL_EXTERN int anypoll_set_wait(anypoll_set *set, struct anypoll_event *out,
 
 /* anypoll_pipe - a pipe (fds[0] reads, fds[1] writes) that a set can wait
  * on without a helper thread on Windows; on POSIX, pipe() with
- * close-on-exec. 0, or -1 with errno. */
+ * close-on-exec. Reads and writes on its ends behave as on any pipe
+ * (blocking, in order). 0, or -1 with errno (EFAULT: fds is NULL; EMFILE,
+ * ENFILE). */
 ANYPOLL_EXTERN int anypoll_pipe(int fds[2]);
 
 /* ---- Testing and benchmark interface -------------------------------------

@@ -34,6 +34,18 @@ ANYPOLL__INTERNAL_DATA const struct anypoll__set_backend
 ANYPOLL__INTERNAL_DATA const struct anypoll__set_backend
     anypoll__set_poll_backend;
 
+/* The portable backend's functions, for a platform whose default set
+ * backend is the portable one (POSIX without epoll; Windows until its
+ * completion-port backend): its anypoll__set_default_backend is built from
+ * these. */
+ANYPOLL__INTERNAL void *anypoll__set_poll_create(void);
+ANYPOLL__INTERNAL int anypoll__set_poll_destroy(void *state);
+ANYPOLL__INTERNAL int anypoll__set_poll_ctl(void *state, int op, int fd,
+                                            unsigned events, void *data);
+ANYPOLL__INTERNAL int anypoll__set_poll_wait(void *state,
+                                             struct anypoll_event *out,
+                                             int max, int timeout_ms);
+
 /* anypoll_set_new through the named backend ("poll", or the default's
  * name); for the tests, which run every set case once per backend.
  * NULL with errno EINVAL for an unknown name. */

@@ -1,7 +1,22 @@
 /* The platform-independent part of the test harness. */
 #include "test.h"
+#include "set.h"
 
 int tp_backend = ANYPOLL_BACKEND_DEFAULT;
+const char *tp_set_backend = NULL;
+
+anypoll_set *tp_set_new(void) {
+  anypoll_set *set = tp_set_backend == NULL
+                         ? anypoll_set_new()
+                         : anypoll__set_new_named(tp_set_backend);
+  ASSERT(set != NULL);
+  return set;
+}
+
+const char *tp_set_backend_name(void) {
+  return tp_set_backend == NULL ? anypoll__set_default_backend.name
+                                : tp_set_backend;
+}
 
 int tp_poll(struct pollfd *fds, anypoll_nfds_t nfds, int timeout_ms) {
   return anypoll_poll_with(tp_backend, fds, nfds, timeout_ms);

@@ -13,6 +13,15 @@
 #ifndef TEST_CASE_POSIX
 #  define TEST_CASE_POSIX(name)
 #endif
+/* TEST_CASE_SET: a case of the watch set, run natively and under Wine once
+ * per set backend ("setdefault", "setpoll"), not once per poll backend.
+ * TEST_CASE_SET_POSIX: the same, POSIX only (signals). */
+#ifndef TEST_CASE_SET
+#  define TEST_CASE_SET(name) TEST_CASE(name)
+#endif
+#ifndef TEST_CASE_SET_POSIX
+#  define TEST_CASE_SET_POSIX(name)
+#endif
 /* TEST_CASE_NO_LEGACY_WIN: everywhere, except the historical strategies on
  * Windows, which classify every descriptor again each millisecond: a
  * descriptor closed by another thread can be caught half-classified there
@@ -124,3 +133,21 @@ TEST_CASE(reuse_descriptor_in_mixed_call)
 /* test_bands.c: events a socket never reports, asked alone. */
 TEST_CASE(socket_band_only_waits_asleep)
 TEST_CASE(pipe_and_file_band_bits_as_linux)
+/* test_set.c: the watch set, once per set backend (setdefault, setpoll). */
+TEST_CASE_SET(set_bad_arguments_einval)
+TEST_CASE_SET(set_errors_leave_set_unchanged)
+TEST_CASE_SET(set_level_triggered)
+TEST_CASE_SET(set_pollout_and_mod_changes_events_and_data)
+TEST_CASE_SET(set_oneshot_once_then_rearmed_by_mod)
+TEST_CASE_SET(set_fair_when_more_ready_than_max)
+TEST_CASE_SET(set_files_and_devices_always_ready)
+TEST_CASE_SET(set_thread_add_of_ready_fd_wakes_waiter)
+TEST_CASE_SET(set_thread_mod_and_del_take_effect_in_wait)
+TEST_CASE_SET(set_several_waiters_oneshot_delivered_once)
+TEST_CASE_SET(set_several_waiters_level_triggered_all_see_it)
+TEST_CASE_SET(set_close_before_del)
+TEST_CASE_SET(set_no_side_effects)
+TEST_CASE_SET(set_timeouts)
+TEST_CASE_SET(set_interrupted_wait_eintr)
+TEST_CASE_SET(anypoll_pipe_concurrent_readers_writers)
+TEST_CASE_SET(anypoll_pipe_in_a_set)

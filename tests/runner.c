@@ -1,5 +1,7 @@
 /* Runs one test case (or every one) against one backend:
- *   anypoll_test [CASE|all|--list] [BACKEND]   */
+ *   anypoll_test [CASE|all|--list] [BACKEND]
+ * BACKEND is a poll backend's name, or for the watch set's cases
+ * "setdefault" or "setpoll" (tests/CMakeLists.txt). */
 #include <string.h>
 
 #include "test.h"
@@ -9,6 +11,7 @@
 #  define TEST_CASE_CONSOLE(name) TEST_CASE(name)
 #else
 #  define TEST_CASE_POSIX(name) TEST_CASE(name)
+#  define TEST_CASE_SET_POSIX(name) TEST_CASE(name)
 #endif
 
 #define TEST_CASE(name) TEST(name);
@@ -35,7 +38,15 @@ int main(int argc, char **argv) {
       printf("%s\n", cases[i].name);
     return 0;
   }
-  if (argc > 2) {
+  const char *shown = NULL;
+  if (argc > 2 && strcmp(argv[2], "setdefault") == 0) {
+    /* The watch set's cases: the default set backend, or the portable one
+     * ("setpoll"); anypoll_poll keeps its default backend. */
+    shown = argv[2];
+  } else if (argc > 2 && strcmp(argv[2], "setpoll") == 0) {
+    tp_set_backend = "poll";
+    shown = argv[2];
+  } else if (argc > 2) {
     tp_backend = anypoll_backend_from_name(argv[2]);
     if (tp_backend < 0) {
       fprintf(stderr, "backend %s is not available here\n", argv[2]);
@@ -46,9 +57,11 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < CASE_COUNT; i++) {
     if (strcmp(which, "all") != 0 && strcmp(which, cases[i].name) != 0)
       continue;
-    printf("%s [%s] ...\n", cases[i].name, anypoll_backend_name(tp_backend));
+    if (shown == NULL)
+      shown = anypoll_backend_name(tp_backend);
+    printf("%s [%s] ...\n", cases[i].name, shown);
     cases[i].fn();
-    printf("%s [%s] ok\n", cases[i].name, anypoll_backend_name(tp_backend));
+    printf("%s [%s] ok\n", cases[i].name, shown);
     ran++;
   }
   if (ran == 0) {

@@ -38,6 +38,15 @@
 /* The backend under test, from the command line (default: ANYPOLL_BACKEND_DEFAULT). */
 extern int tp_backend;
 
+/* The watch set backend under test, from the command line: "setdefault"
+ * (NULL here: anypoll_set_new) or "setpoll" ("poll": the portable one). */
+extern const char *tp_set_backend;
+/* A new set of that backend; exits on failure. */
+anypoll_set *tp_set_new(void);
+/* The name of that backend ("epoll", "poll", ...), for the few cases whose
+ * documented behaviour differs between backends. */
+const char *tp_set_backend_name(void);
+
 /* anypoll_poll_with(tp_backend, ...). */
 int tp_poll(struct pollfd *fds, anypoll_nfds_t nfds, int timeout_ms);
 

@@ -15,7 +15,8 @@ set(files
   ${LIBDIR}/cmake/anypoll/anypollTargets.cmake
   ${MANDIR}/man3/anypoll_poll.3 ${MANDIR}/man3/anypoll_poll_with.3
   ${MANDIR}/man3/anypoll_backend_name.3 ${MANDIR}/man3/anypoll_backend_from_name.3
-  ${MANDIR}/man3/anypoll_version.3)
+  ${MANDIR}/man3/anypoll_version.3 ${MANDIR}/man3/anypoll_set.3
+  ${MANDIR}/man3/anypoll_set_wait.3 ${MANDIR}/man3/anypoll_pipe.3)
 if(FORMAT STREQUAL "pe")
   list(APPEND files bin/libanypoll.dll ${LIBDIR}/libanypoll.dll.a)
 else()
