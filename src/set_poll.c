@@ -145,6 +145,8 @@ static void wake_waiters(struct pset *s) {
   }
 }
 
+static struct waiter *waiter_get(struct pset *s);
+
 void *anypoll__set_poll_create(void) {
   struct pset *s = calloc(1, sizeof *s);
   if (s == NULL) {
@@ -156,6 +158,18 @@ void *anypoll__set_poll_create(void) {
     errno = EAGAIN;
     return NULL;
   }
+  /* The first waiter now, so that a program that waits from one thread
+   * meets a shortage of descriptors (EMFILE) here, where it is listed,
+   * and never in a wait. */
+  struct waiter *w = waiter_get(s);
+  if (w == NULL) {
+    int saved = errno;
+    lock_fini(&s->lock, &s->done);
+    free(s);
+    errno = saved;
+    return NULL;
+  }
+  w->busy = 0;
   return s;
 }
 

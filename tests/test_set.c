@@ -484,9 +484,10 @@ TEST(set_close_before_del) {
   ASSERT_EQ(anypoll_set_add(set, a[0], POLLIN, &tag[0]), 0);
   ASSERT_EQ(anypoll_set_add(set, b[0], POLLIN, &tag[1]), 0);
   struct anypoll_event out[4];
-  /* A first wait, so that descriptors the set makes for itself (the
-   * portable backend's wake-up pipe) do not take the number closed below:
-   * a closed number may be reused by anything, the set's own included. */
+  /* A closed number may be reused by anything, the set's own descriptors
+   * included (the portable backend's wake-up pipe for each thread waiting
+   * at once): one wait first, so that the one this thread needs exists
+   * before the number below is closed. */
   ASSERT_EQ(anypoll_set_wait(set, out, 4, 0), 0);
   int closed = a[0];
   /* Breaks the rule: closed while registered. */
