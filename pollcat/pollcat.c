@@ -579,10 +579,6 @@ static void relay_socket(pc_sock sock) {
   r.s[0].shut_dst = 1;
   stream_init(&r.s[1], "connection", &net, "stdout", &out, &stats.bytes[1]);
   r.s[1].fatal_broken = 1;
-  if (out.fd < 0) {
-    say("stdout is not open");
-    finish(PC_EXIT_IO);
-  }
   relay_start();
   r.until = UNTIL_ALL_DONE;
   relay_run(&r);
@@ -718,10 +714,6 @@ static void serve_clients(pc_sock ls) {
   static struct pollfd pfd[MAX_CLIENTS * 6 + 1];
   pc_std_io(1, &std_out);
   pc_std_io(2, &std_err);
-  if (opt.cmd == NULL && std_out.fd < 0) {
-    say("stdout is not open");
-    exit(PC_EXIT_IO);
-  }
   if (pc_sock_io(ls, &lio) != 0) {
     say("cannot wait on the listener: %s", pc_error_text());
     exit(PC_EXIT_NET);
@@ -1031,8 +1023,21 @@ static char **split_command(const char *line) {
   return argv;
 }
 
+/* A closed stdout where the data would go: pollcat stops before it
+ * connects, listens or starts a child. Discarding the data instead (as a
+ * null device would) would end a transfer that went nowhere with status 0,
+ * which promises that every byte was delivered. */
+static void need_stdout(const int closed[3]) {
+  if (closed[1]) {
+    say("stdout is closed: nowhere to write the data (>/dev/null discards "
+        "it)");
+    exit(PC_EXIT_IO);
+  }
+}
+
 int main(int argc, char **argv) {
-  pc_init();
+  int closed[3];
+  pc_init(closed);
   char *pos[4];
   int npos = 0;
   int i = 1;
@@ -1092,10 +1097,14 @@ int main(int argc, char **argv) {
       usage_error("-k goes with listen%s", "");
     if (npos != 3)
       usage_error("connect needs HOST and PORT%s", "");
+    if (opt.cmd == NULL)
+      need_stdout(closed);
     mode_connect(pos[1], pos[2]);
   } else if (strcmp(mode, "listen") == 0) {
     if (npos < 2 || npos > 3)
       usage_error("listen needs [ADDR] PORT%s", "");
+    if (opt.cmd == NULL)
+      need_stdout(closed);
     mode_listen(npos == 3 ? pos[1] : NULL, pos[npos - 1]);
   } else if (strcmp(mode, "exec") == 0) {
     if (opt.cmd != NULL || opt.keep)
@@ -1104,6 +1113,7 @@ int main(int argc, char **argv) {
       usage_error("exec takes no arguments before the command%s", "");
     if (i >= argc)
       usage_error("exec: missing command%s", "");
+    need_stdout(closed);
     mode_exec(argv + i);
   }
   usage_error("unknown mode '%s'", mode);
