@@ -1,7 +1,7 @@
-/* pollcat: the contract between the portable relay (pollcat.c) and the
- * platform layers (posix.c, win32.c). Only the platform files include the
- * system's process and handle headers; the socket headers are needed by
- * both, for getaddrinfo. */
+/* pollcat: the contract between the portable files (options.c, net.c,
+ * relay.c, child.c; common.h) and the platform layers (posix.c, win32.c).
+ * Only the platform files include the system's process and handle headers;
+ * the socket headers are needed by both, for getaddrinfo. */
 #ifndef POLLCAT_H
 #define POLLCAT_H
 

@@ -185,7 +185,7 @@ void pc_init(int closed[3]) {
     _setmode(i, _O_BINARY);
 }
 
-/* Reads and writes per round (pollcat.c, stream_pump). A file never waits
+/* Reads and writes per round (relay.c, stream_pump). A file never waits
  * for another process, so its reads and writes may repeat; a pipe's reads
  * may repeat when PeekNamedPipe says how much is there (and never block
  * then). A write to our own stdout or stderr pipe blocks while the reader
