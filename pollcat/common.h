@@ -20,7 +20,6 @@ struct options {
 };
 extern struct options opt;
 
-
 /* "pollcat: " and the message, one line on stderr. */
 void say(const char *fmt, ...);
 
@@ -80,6 +79,9 @@ struct relay {
   double last_activity;
 };
 
+/* A stream from src to dst with its own buffer (exits when out of memory);
+ * count is where --stats adds the bytes it moves. A src without a
+ * descriptor is an empty input. */
 void stream_init(struct stream *s, const char *src_name, struct pc_io *src,
                  const char *dst_name, struct pc_io *dst,
                  unsigned long long *count);
@@ -124,7 +126,11 @@ struct session {
 int start_child(char **argv, struct pc_io io[3], struct pc_child *child);
 /* Our stdout and stderr, for the sessions: once, before the first. */
 void sessions_setup(void);
+/* A session for the connection sock from who (-k's label): 0, or -1 when
+ * it could not be served (said; sock closed). */
 int session_start(struct session *c, pc_sock sock, const char *who);
+/* Closes what the session holds and returns its status: the failure's,
+ * else the child's (-e), else 0. */
 int session_end(struct session *c);
 /* -e without -k: one connection served by the command; exits. */
 void serve_one(pc_sock sock);
