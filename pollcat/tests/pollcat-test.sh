@@ -63,15 +63,37 @@ wait_line() {
   fail "no line matching '$2' in $1"
 }
 
-# start_listener NAME ARGS... (stdin/stdout redirected by the caller):
-# starts "pollcat -v listen 127.0.0.1 0" in the background with stderr in
-# NAME.err; sets PORT and PID.
-# A log reused for the next listener is removed first: the background
-# shell truncates it only when it gets to run, and until then the last
-# listener's port could be read.
+# listen_port LOG: waits until the listener logging -v to LOG listens, and
+# sets PORT.
 listen_port() {
   wait_line "$1" 'listening on .* port [0-9]+'
   PORT=$(sed -n 's/.*listening on .* port \([0-9][0-9]*\).*/\1/p' "$1" | head -1)
+}
+
+# start_listener LOG ARGS...: starts "pollcat -v ARGS" in the background
+# (stdin /dev/null, stdout in got, stderr in LOG) and waits until it
+# listens; sets PORT and lpid. A log reused for the next listener is
+# removed first: the background shell truncates it only when it gets to
+# run, and until then the last listener's port could be read.
+start_listener() {
+  local log=$1
+  shift
+  rm -f "$log"
+  pc -v "$@" </dev/null >got 2>"$log" &
+  lpid=$!
+  listen_port "$log"
+}
+
+# start_peer PORTFILE MODE ARGS...: peer.py MODE in the background, its
+# port in PORTFILE and its stderr in PORTFILE.err; sets PORT and ppid.
+start_peer() {
+  local portfile=$1
+  shift
+  rm -f "$portfile" "$portfile.got"
+  python3 "$(dirname "$0")/peer.py" "$1" "$portfile" "${@:2}" 2>"$portfile.err" &
+  ppid=$!
+  wait_line "$portfile" '^[0-9]+$'
+  PORT=$(cat "$portfile")
 }
 
 sum() { sha256sum <"$1" | cut -d' ' -f1; }
@@ -156,17 +178,13 @@ dual_stack)
   # client is refused).
   # (A log file per listener: a reused one could still show the last
   # listener's port when the next is started in the background.)
-  pc -v -4 listen 0 </dev/null >got 2>l4.err &
-  lpid=$!
-  listen_port l4.err
+  start_listener l4.err -4 listen 0
   grep -q 'listening on 0\.0\.0\.0 port' l4.err || fail "-4: $(cat l4.err)"
   pc connect 127.0.0.1 "$PORT" <m4 >/dev/null 2>c.err
   expect_status "connect 127.0.0.1 to -4" 0 $?
   wait $lpid
   cmp -s got m4 || fail "-4 listener got '$(cat got)'"
-  pc -v -6 listen 0 </dev/null >got 2>l6.err &
-  lpid=$!
-  listen_port l6.err
+  start_listener l6.err -6 listen 0
   grep -q 'listening on :: port' l6.err || fail "-6: $(cat l6.err)"
   pc connect 127.0.0.1 "$PORT" <m4 >/dev/null 2>c.err
   expect_status "IPv4 client of -6 listen" 5 $?
@@ -461,7 +479,6 @@ closed_std)
   # descriptor, its current directory or its wineserver socket: see
   # docs/pollcat.md.)
   command -v python3 >/dev/null || fail "python3 is missing (scripts/setup-deps)"
-  PEER=$(dirname "$0")/peer.py
   without() { # LIST ARGS...: pollcat without the standard streams in LIST
     local list=$1
     shift
@@ -469,13 +486,7 @@ closed_std)
   }
   # greet_peer: a far side that greets, reads to the end of input (what it
   # read in port.got), then replies with 1000 bytes; sets PORT and ppid.
-  greet_peer() {
-    rm -f port port.got p.err
-    python3 "$PEER" greet port 1000 2>p.err &
-    ppid=$!
-    wait_line port '^[0-9]+$'
-    PORT=$(cat port)
-  }
+  greet_peer() { start_peer port greet 1000; }
   { printf 'hello from peer\n'; head -c 1000 /dev/zero | tr '\0' b; } >want
   # 1. stdin closed: an empty input. pollcat half-closes at once, the far
   # side reads 0 bytes and replies. (The old build: the socket took
@@ -554,30 +565,21 @@ reset)
   # pauses, sends 4 MB more and closes with SO_LINGER 0, discarding what
   # it still holds.
   command -v python3 >/dev/null || fail "python3 is missing (scripts/setup-deps)"
-  PEER=$(dirname "$0")/peer.py
-  python3 "$PEER" send-reset port1 4000000 2>p1.err &
-  ppid=$!
-  wait_line port1 '^[0-9]+$'
-  pc connect 127.0.0.1 "$(cat port1)" </dev/null >got1 2>c1.err
-  st=$?
-  wait $ppid
-  expect_status "receiving, peer reset" 9 $st
-  grep -qx 'pollcat: connection: connection reset by peer' c1.err ||
-    fail "receiving: message '$(cat c1.err)'"
-  note "receiving: reset after $(stat -c %s got1) of 8000000 bytes -> 9: $(cat c1.err)"
+  head -c 30000000 /dev/zero >big
   # Then while pollcat sends: the peer reads 1 MB and is killed (SIGKILL)
   # with more unread, so its kernel resets the connection.
-  head -c 30000000 /dev/zero >big
-  python3 "$PEER" read-kill port2 1000000 2>p2.err &
-  ppid=$!
-  wait_line port2 '^[0-9]+$'
-  pc connect 127.0.0.1 "$(cat port2)" <big >/dev/null 2>c2.err
-  st=$?
-  wait $ppid
-  expect_status "sending, peer killed" 9 $st
-  grep -qx 'pollcat: connection: connection reset by peer' c2.err ||
-    fail "sending: message '$(cat c2.err)'"
-  note "sending: peer killed -> 9: $(cat c2.err)"
+  for run in "receiving send-reset 4000000 /dev/null" \
+             "sending read-kill 1000000 big"; do
+    read -r what mode bytes input <<<"$run"
+    start_peer "port.$what" "$mode" "$bytes"
+    pc connect 127.0.0.1 "$PORT" <"$input" >"got.$what" 2>"c.$what.err"
+    st=$?
+    wait $ppid
+    expect_status "$what, peer reset" 9 $st
+    grep -qx 'pollcat: connection: connection reset by peer' "c.$what.err" ||
+      fail "$what: message '$(cat "c.$what.err")'"
+    note "$what: reset after $(stat -c %s "got.$what") bytes received -> 9: $(cat "c.$what.err")"
+  done
   ;;
 
 keep)
@@ -650,16 +652,13 @@ quit_zero)
   # -q 0 as nc -q 0: stdin ends at once (half-close), and the reply, sent
   # 0.5 s after the far side saw the end of input, arrives in full.
   command -v python3 >/dev/null || fail "python3 is missing (scripts/setup-deps)"
-  PEER=$(dirname "$0")/peer.py
   printf 'GET / HTTP/1.0\r\n\r\n' >req
-  python3 "$PEER" reply-after-eof port 2000000 0.5 2>p.err &
-  ppid=$!
-  wait_line port '^[0-9]+$'
-  pc -q 0 connect 127.0.0.1 "$(cat port)" <req >got 2>c.err
+  start_peer port reply-after-eof 2000000 0.5
+  pc -q 0 connect 127.0.0.1 "$PORT" <req >got 2>c.err
   expect_status "-q 0" 0 $?
   wait $ppid
   [ "$(stat -c %s got)" = 2000000 ] || fail "-q 0: $(stat -c %s got) of 2000000 bytes of the reply"
-  grep -qx 'peer: request of 18 bytes' p.err || fail "far side: $(cat p.err)"
+  grep -qx 'peer: request of 18 bytes' port.err || fail "far side: $(cat port.err)"
   note "-q 0: request sent, end of input seen, 2000000-byte reply read in full"
   ;;
 
