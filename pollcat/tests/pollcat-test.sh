@@ -490,8 +490,9 @@ closed_std)
   { printf 'hello from peer\n'; head -c 1000 /dev/zero | tr '\0' b; } >want
   # 1. stdin closed: an empty input. pollcat half-closes at once, the far
   # side reads 0 bytes and replies. (The old build: the socket took
-  # descriptor 0 and the greeting went back to the far side as stdin;
-  # natively a hang, under Wine status 10.)
+  # descriptor 0 and the greeting went back to the far side as stdin: a
+  # hang. A Windows process without a standard handle keeps its C runtime
+  # descriptor, so the old build passed this part under Wine.)
   ways=(pccat)
   [ $WIN = 0 ] && ways+=(shell)
   for way in "${ways[@]}"; do
@@ -508,7 +509,9 @@ closed_std)
     cmp -s want got || fail "stdin closed ($way): got $(stat -c %s got) bytes, not the greeting and the reply"
   done
   # 2. stdout closed where the data would go: status 10 and one line,
-  # before pollcat listens, connects or starts a child.
+  # before pollcat listens, connects or starts a child. (The old build
+  # listened, on both platforms, and would have failed only after a
+  # client came.)
   msg='pollcat: stdout is closed: nowhere to write the data (>/dev/null discards it)'
   for args in "-v listen 127.0.0.1 0" "connect 127.0.0.1 1" "exec -- $CAT"; do
     # shellcheck disable=SC2086
