@@ -1,7 +1,7 @@
-/* pollcat: the contract between the portable relay (pollcat.c) and the
- * platform layers (posix.c, win32.c). Only the platform files include the
- * system's process and handle headers; the socket headers are needed by
- * both, for getaddrinfo. */
+/* pollcat: the contract between the portable files (options.c, net.c,
+ * relay.c, child.c; common.h) and the platform layers (posix.c, win32.c).
+ * Only the platform files include the system's process and handle headers;
+ * the socket headers are needed by both, for getaddrinfo. */
 #ifndef POLLCAT_H
 #define POLLCAT_H
 
@@ -89,11 +89,16 @@ struct pc_child {
 
 /* ---- Provided by posix.c or win32.c ------------------------------------ */
 
-/* Process set-up: SIGPIPE ignored, Winsock started, binary standard I/O. */
-void pc_init(void);
+/* Process set-up, first thing in main: SIGPIPE ignored, Winsock started,
+ * binary standard I/O. A standard stream the process was started without
+ * (a closed descriptor, no standard handle) gets the null device, so that
+ * no socket, pipe or file pollcat opens takes its number (a socket on
+ * descriptor 0 would be read as stdin); closed[n] says which were missing.
+ * Exits with PC_EXIT_IO when the null device cannot be opened. */
+void pc_init(int closed[3]);
 
 /* The standard stream n (0, 1, 2) as a relay end point; fd is -1 when the
- * process has no such stream. */
+ * process has no such stream (not after pc_init). */
 void pc_std_io(int n, struct pc_io *io);
 
 /* Returns the byte count (> 0), 0 at end of input, or -1 (see pc_error). */

@@ -68,7 +68,21 @@ const char *pc_error_text(void) {
 
 const char *pc_gai_text(int rc) { return gai_strerror(rc); }
 
-void pc_init(void) {
+void pc_init(int closed[3]) {
+  /* In increasing order, so that open takes the lowest free number: the
+   * missing descriptor itself. */
+  for (int n = 0; n < 3; n++) {
+    closed[n] = fcntl(n, F_GETFD) == -1 && errno == EBADF;
+    if (!closed[n])
+      continue;
+    int fd = open("/dev/null", n == 0 ? O_RDONLY : O_WRONLY);
+    if (fd < 0 || (fd != n && dup2(fd, n) != n)) {
+      /* stderr itself may be what is missing: no message to give. */
+      _exit(PC_EXIT_IO);
+    }
+    if (fd != n)
+      close(fd);
+  }
   /* A reader that goes away is reported by EPIPE and handled; the default
    * action would kill pollcat without a word. */
   signal(SIGPIPE, SIG_IGN);

@@ -19,12 +19,12 @@
 #include <windows.h>
 
 #include "pollcat.h"
+#include "winproc.h"
 
 #define CHUNK 65536
-/* The child's stdin pipe: room for a few nowait writes, each small enough
- * to fit while the child drains it (Wine takes a nowait write whole or
- * not at all). */
-#define CHILD_PIPE_SIZE 1048576
+/* Writes to the child's stdin pipe (PC_CHILD_PIPE_SIZE, winproc.h): room
+ * for a few nowait writes, each small enough to fit while the child drains
+ * the pipe (Wine takes a nowait write whole or not at all). */
 #define CHILD_WRITE 262144
 
 static DWORD last_error;
@@ -109,6 +109,9 @@ static const struct {
   { WSAEINVAL, "Invalid argument" },
   { WSATYPE_NOT_FOUND, "Servname not supported for ai_socktype" },
   { WSA_NOT_ENOUGH_MEMORY, "Memory allocation failure" },
+  /* exec of a file that is not a program: Windows' text has an unfilled
+   * "%1" in it ("Bad EXE format for %1"). */
+  { ERROR_BAD_EXE_FORMAT, "Exec format error" },
 };
 
 static const char *text_of(DWORD code) {
@@ -144,7 +147,34 @@ const char *pc_gai_text(int rc) {
   }
 }
 
-void pc_init(void) {
+/* Whether the standard stream n is missing: no handle (-2, or NULL from a
+ * parent that gave none), or a handle that is not open. */
+static int std_missing(int n) {
+  intptr_t h = _get_osfhandle(n);
+  if (h == -1 || h == -2 || h == 0)
+    return 1;
+  SetLastError(NO_ERROR);
+  return GetFileType((HANDLE)h) == FILE_TYPE_UNKNOWN &&
+         GetLastError() != NO_ERROR;
+}
+
+void pc_init(int closed[3]) {
+  static const DWORD std_id[3] = { STD_INPUT_HANDLE, STD_OUTPUT_HANDLE,
+                                   STD_ERROR_HANDLE };
+  /* The C runtime keeps descriptors 0-2 for missing standard handles, but
+   * the null device in their place makes the relay's view of them simple:
+   * an empty stdin, a stderr that discards. */
+  for (int n = 0; n < 3; n++) {
+    closed[n] = std_missing(n);
+    if (!closed[n])
+      continue;
+    int fd = _open("NUL", (n == 0 ? _O_RDONLY : _O_WRONLY) | _O_BINARY);
+    if (fd < 0 || (fd != n && _dup2(fd, n) != 0))
+      exit(PC_EXIT_IO); /* stderr itself may be missing: no message */
+    if (fd != n)
+      _close(fd);
+    SetStdHandle(std_id[n], (HANDLE)_get_osfhandle(n));
+  }
   WSADATA wsa;
   if (WSAStartup(MAKEWORD(2, 2), &wsa) != 0) {
     fputs("pollcat: cannot start Winsock\n", stderr);
@@ -155,7 +185,7 @@ void pc_init(void) {
     _setmode(i, _O_BINARY);
 }
 
-/* Reads and writes per round (pollcat.c, stream_pump). A file never waits
+/* Reads and writes per round (relay.c, stream_pump). A file never waits
  * for another process, so its reads and writes may repeat; a pipe's reads
  * may repeat when PeekNamedPipe says how much is there (and never block
  * then). A write to our own stdout or stderr pipe blocks while the reader
@@ -385,53 +415,6 @@ int pc_sock_failed(struct pc_io *io) {
 
 /* ---- Child processes --------------------------------------------------- */
 
-/* Appends arg to the command line the way the Microsoft C runtime (and
- * CommandLineToArgvW) splits it again: quoted when it has blanks or
- * quotes or is empty; inside quotes, backslashes are literal except
- * before a quote, where each must be doubled and the quote escaped. */
-static int append_arg(char *out, size_t cap, size_t *pos, const char *arg) {
-#define PUT(c)                                                               \
-  do {                                                                       \
-    if (*pos + 1 >= cap)                                                     \
-      return -1;                                                             \
-    out[(*pos)++] = (c);                                                     \
-  } while (0)
-  if (*pos > 0)
-    PUT(' ');
-  if (arg[0] != '\0' && strpbrk(arg, " \t\n\v\"") == NULL) {
-    for (const char *p = arg; *p != '\0'; p++)
-      PUT(*p);
-    out[*pos] = '\0';
-    return 0;
-  }
-  PUT('"');
-  for (const char *p = arg;; p++) {
-    size_t backslashes = 0;
-    while (*p == '\\') {
-      backslashes++;
-      p++;
-    }
-    if (*p == '\0') {
-      /* Before the closing quote: all doubled. */
-      for (size_t i = 0; i < 2 * backslashes; i++)
-        PUT('\\');
-      break;
-    }
-    if (*p == '"') {
-      for (size_t i = 0; i < 2 * backslashes + 1; i++)
-        PUT('\\');
-    } else {
-      for (size_t i = 0; i < backslashes; i++)
-        PUT('\\');
-    }
-    PUT(*p);
-  }
-  PUT('"');
-  out[*pos] = '\0';
-  return 0;
-#undef PUT
-}
-
 static int wrap_handle(HANDLE h, int flags, struct pc_io *io) {
   memset(io, 0, sizeof *io);
   io->kind = PC_IO_STREAM;
@@ -445,56 +428,29 @@ static int wrap_handle(HANDLE h, int flags, struct pc_io *io) {
 }
 
 int pc_spawn(char **argv, struct pc_io io[3], struct pc_child *child) {
-  /* CreateProcess's limit, in characters, including the terminator. */
-  static char cmdline[32768];
-  size_t pos = 0;
-  cmdline[0] = '\0';
-  for (char **a = argv; *a != NULL; a++) {
-    if (append_arg(cmdline, sizeof cmdline, &pos, *a) != 0) {
-      last_error = ERROR_FILENAME_EXCED_RANGE;
-      last_is_wsa = 0;
-      return -1;
-    }
-  }
-
-  SECURITY_ATTRIBUTES sa = { sizeof sa, NULL, TRUE };
   HANDLE in_r = NULL, in_w = NULL, out_r = NULL, out_w = NULL, err_r = NULL,
          err_w = NULL;
-  if (!CreatePipe(&in_r, &in_w, &sa, CHILD_PIPE_SIZE) ||
-      !CreatePipe(&out_r, &out_w, &sa, CHILD_PIPE_SIZE) ||
-      !CreatePipe(&err_r, &err_w, &sa, CHILD_PIPE_SIZE)) {
+  if (!pc_win_pipe(&in_r, &in_w, 1) || !pc_win_pipe(&out_r, &out_w, 0) ||
+      !pc_win_pipe(&err_r, &err_w, 0)) {
     fail_win();
     goto undo;
   }
-  no_inherit(in_w);
-  no_inherit(out_r);
-  no_inherit(err_r);
   /* Only our end's mode changes: the child reads its end blocking. */
   DWORD mode = PIPE_READMODE_BYTE | PIPE_NOWAIT;
   if (!SetNamedPipeHandleState(in_w, &mode, NULL, NULL)) {
     fail_win();
     goto undo;
   }
-
-  STARTUPINFOA si;
-  memset(&si, 0, sizeof si);
-  si.cb = sizeof si;
-  si.dwFlags = STARTF_USESTDHANDLES;
-  si.hStdInput = in_r;
-  si.hStdOutput = out_w;
-  si.hStdError = err_w;
-  PROCESS_INFORMATION pi;
-  if (!CreateProcessA(NULL, cmdline, NULL, NULL, TRUE, 0, NULL, NULL, &si,
-                      &pi)) {
+  HANDLE process = pc_win_start(argv, in_r, out_w, err_w);
+  if (process == NULL) {
     fail_win();
     goto undo;
   }
-  CloseHandle(pi.hThread);
   CloseHandle(in_r);
   CloseHandle(out_w);
   CloseHandle(err_w);
-  child->pid = (intptr_t)pi.dwProcessId;
-  child->process = pi.hProcess;
+  child->pid = (intptr_t)GetProcessId(process);
+  child->process = process;
   if (wrap_handle(in_w, 0, &io[0]) != 0 ||
       wrap_handle(out_r, _O_RDONLY, &io[1]) != 0 ||
       wrap_handle(err_r, _O_RDONLY, &io[2]) != 0) {

@@ -11,7 +11,11 @@
  *               two threads with plain blocking ReadFile/WriteFile: the
  *               simplest relay there is, which shows what Windows pipes
  *               themselves cost (under Wine every pipe read and write is a
- *               wineserver request), the floor for pollcat's exec mode. */
+ *               wineserver request), the floor for pollcat's exec mode.
+ *   --closed LIST CMD ARGS  run CMD without the standard streams named in
+ *               LIST (digits 0, 1, 2: "02" is stdin and stderr), as a
+ *               shell's <&- and >&- do on POSIX and a parent that gives no
+ *               standard handle does on Windows; exit with CMD's status. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +30,9 @@
 
 #ifdef _WIN32
 #  include <windows.h>
+
+#  include "../winproc.h"
+
 struct copy {
   HANDLE from, to;
 };
@@ -44,29 +51,22 @@ static DWORD WINAPI copy_thread(void *arg) {
   return 0;
 }
 
-static int relay(int argc, char **argv) {
-  static char cmdline[32768];
-  size_t pos = 0;
-  for (int i = 0; i < argc; i++)
-    pos += (size_t)snprintf(cmdline + pos, sizeof cmdline - pos, "%s%s",
-                            i > 0 ? " " : "", argv[i]);
-  SECURITY_ATTRIBUTES sa = { sizeof sa, NULL, TRUE };
+/* The child's exit status, once it has exited. */
+static int child_status(HANDLE process) {
+  DWORD code = 0;
+  WaitForSingleObject(process, INFINITE);
+  GetExitCodeProcess(process, &code);
+  CloseHandle(process);
+  return (int)code;
+}
+
+static int relay(char **argv) {
   HANDLE in_r, in_w, out_r, out_w;
-  if (!CreatePipe(&in_r, &in_w, &sa, 1048576) ||
-      !CreatePipe(&out_r, &out_w, &sa, 1048576))
+  if (!pc_win_pipe(&in_r, &in_w, 1) || !pc_win_pipe(&out_r, &out_w, 0))
     return 97;
-  SetHandleInformation(in_w, HANDLE_FLAG_INHERIT, 0);
-  SetHandleInformation(out_r, HANDLE_FLAG_INHERIT, 0);
-  STARTUPINFOA si;
-  memset(&si, 0, sizeof si);
-  si.cb = sizeof si;
-  si.dwFlags = STARTF_USESTDHANDLES;
-  si.hStdInput = in_r;
-  si.hStdOutput = out_w;
-  si.hStdError = GetStdHandle(STD_ERROR_HANDLE);
-  PROCESS_INFORMATION pi;
-  if (!CreateProcessA(NULL, cmdline, NULL, NULL, TRUE, 0, NULL, NULL, &si,
-                      &pi))
+  HANDLE process =
+      pc_win_start(argv, in_r, out_w, GetStdHandle(STD_ERROR_HANDLE));
+  if (process == NULL)
     return 96;
   CloseHandle(in_r);
   CloseHandle(out_w);
@@ -75,17 +75,47 @@ static int relay(int argc, char **argv) {
   HANDLE t = CreateThread(NULL, 0, copy_thread, &in, 0, NULL);
   copy_thread(&out);
   WaitForSingleObject(t, INFINITE);
-  WaitForSingleObject(pi.hProcess, INFINITE);
-  DWORD code = 0;
-  GetExitCodeProcess(pi.hProcess, &code);
-  return (int)code;
+  return child_status(process);
+}
+
+/* A process started without a standard handle: NULL in its start-up
+ * information, which is what the C runtime and GetStdHandle then report.
+ * The others are ours, passed on (inheritable copies: the child inherits
+ * only those). */
+static int run_closed(const int closed[3], char **argv) {
+  static const DWORD which[3] = { STD_INPUT_HANDLE, STD_OUTPUT_HANDLE,
+                                  STD_ERROR_HANDLE };
+  HANDLE h[3] = { NULL, NULL, NULL };
+  for (int i = 0; i < 3; i++)
+    if (!closed[i] &&
+        !DuplicateHandle(GetCurrentProcess(), GetStdHandle(which[i]),
+                         GetCurrentProcess(), &h[i], 0, TRUE,
+                         DUPLICATE_SAME_ACCESS))
+      return 95;
+  HANDLE process = pc_win_start(argv, h[0], h[1], h[2]);
+  for (int i = 0; i < 3; i++)
+    if (h[i] != NULL)
+      CloseHandle(h[i]);
+  if (process == NULL)
+    return 96;
+  return child_status(process);
 }
 #else
-static int relay(int argc, char **argv) {
-  (void)argc;
+#  include <errno.h>
+
+static int relay(char **argv) {
   (void)argv;
   fputs("pccat: --relay is for Windows\n", stderr);
   return 99;
+}
+
+/* As a shell does for <&- >&- 2>&-: the descriptors closed, then exec. */
+static int run_closed(const int closed[3], char **argv) {
+  for (int i = 0; i < 3; i++)
+    if (closed[i])
+      close(i);
+  execvp(argv[0], argv);
+  return errno == ENOENT ? 127 : 126;
 }
 #endif
 
@@ -108,7 +138,14 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--no-read") == 0)
       no_read = 1;
     else if (strcmp(argv[i], "--relay") == 0 && i + 1 < argc)
-      return relay(argc - i - 1, argv + i + 1);
+      return relay(argv + i + 1);
+    else if (strcmp(argv[i], "--closed") == 0 && i + 2 < argc) {
+      int closed[3] = { 0, 0, 0 };
+      for (const char *p = argv[i + 1]; *p != '\0'; p++)
+        if (*p >= '0' && *p <= '2')
+          closed[*p - '0'] = 1;
+      return run_closed(closed, argv + i + 2);
+    }
     else if (strcmp(argv[i], "--args") == 0) {
       for (int j = i + 1; j < argc; j++)
         printf("[%s]\n", argv[j]);

@@ -15,6 +15,10 @@ connection, and then:
                     reads to the end of input (pollcat's half-close), waits
                     DELAY seconds, then sends BYTES bytes and closes: the
                     HTTP/1.0-style exchange of nc -q 0.
+  greet BYTES       sends a greeting line, reads to the end of input (at
+                    most 30 s), writes what it read to PORTFILE.got, then
+                    sends BYTES bytes and closes: a server that talks first
+                    and waits for the client to finish.
 """
 import os
 import signal
@@ -65,5 +69,23 @@ elif mode == "reply-after-eof":
     c.sendall(b"r" * count)
     c.close()
     sys.stderr.write("peer: request of %d bytes\n" % got)
+elif mode == "greet":
+    c.sendall(b"hello from peer\n")
+    # A client that never ends its input fails the test, not hangs it.
+    c.settimeout(30)
+    data = b""
+    try:
+        while True:
+            d = c.recv(65536)
+            if not d:
+                break
+            data += d
+    except socket.timeout:
+        sys.exit("peer: no end of input after 30 s (%d bytes)" % len(data))
+    with open(portfile + ".got", "wb") as f:
+        f.write(data)
+    c.sendall(b"b" * count)
+    c.close()
+    sys.stderr.write("peer: read %d bytes to the end of input\n" % len(data))
 else:
     sys.exit("peer: unknown mode " + mode)

@@ -63,15 +63,37 @@ wait_line() {
   fail "no line matching '$2' in $1"
 }
 
-# start_listener NAME ARGS... (stdin/stdout redirected by the caller):
-# starts "pollcat -v listen 127.0.0.1 0" in the background with stderr in
-# NAME.err; sets PORT and PID.
-# A log reused for the next listener is removed first: the background
-# shell truncates it only when it gets to run, and until then the last
-# listener's port could be read.
+# listen_port LOG: waits until the listener logging -v to LOG listens, and
+# sets PORT.
 listen_port() {
   wait_line "$1" 'listening on .* port [0-9]+'
   PORT=$(sed -n 's/.*listening on .* port \([0-9][0-9]*\).*/\1/p' "$1" | head -1)
+}
+
+# start_listener LOG ARGS...: starts "pollcat -v ARGS" in the background
+# (stdin /dev/null, stdout in got, stderr in LOG) and waits until it
+# listens; sets PORT and lpid. A log reused for the next listener is
+# removed first: the background shell truncates it only when it gets to
+# run, and until then the last listener's port could be read.
+start_listener() {
+  local log=$1
+  shift
+  rm -f "$log"
+  pc -v "$@" </dev/null >got 2>"$log" &
+  lpid=$!
+  listen_port "$log"
+}
+
+# start_peer PORTFILE MODE ARGS...: peer.py MODE in the background, its
+# port in PORTFILE and its stderr in PORTFILE.err; sets PORT and ppid.
+start_peer() {
+  local portfile=$1
+  shift
+  rm -f "$portfile" "$portfile.got"
+  python3 "$(dirname "$0")/peer.py" "$1" "$portfile" "${@:2}" 2>"$portfile.err" &
+  ppid=$!
+  wait_line "$portfile" '^[0-9]+$'
+  PORT=$(cat "$portfile")
 }
 
 sum() { sha256sum <"$1" | cut -d' ' -f1; }
@@ -156,17 +178,13 @@ dual_stack)
   # client is refused).
   # (A log file per listener: a reused one could still show the last
   # listener's port when the next is started in the background.)
-  pc -v -4 listen 0 </dev/null >got 2>l4.err &
-  lpid=$!
-  listen_port l4.err
+  start_listener l4.err -4 listen 0
   grep -q 'listening on 0\.0\.0\.0 port' l4.err || fail "-4: $(cat l4.err)"
   pc connect 127.0.0.1 "$PORT" <m4 >/dev/null 2>c.err
   expect_status "connect 127.0.0.1 to -4" 0 $?
   wait $lpid
   cmp -s got m4 || fail "-4 listener got '$(cat got)'"
-  pc -v -6 listen 0 </dev/null >got 2>l6.err &
-  lpid=$!
-  listen_port l6.err
+  start_listener l6.err -6 listen 0
   grep -q 'listening on :: port' l6.err || fail "-6: $(cat l6.err)"
   pc connect 127.0.0.1 "$PORT" <m4 >/dev/null 2>c.err
   expect_status "IPv4 client of -6 listen" 5 $?
@@ -362,7 +380,7 @@ errors)
   check() {
     local what=$1 want=$2 re=$3
     shift 3
-    timeout 60 "${RUN[@]}" "$PC" "$@" </dev/null >out 2>err.txt
+    timeout 60 "${RUN[@]}" "$PC" "$@" <"${CHECK_IN:-/dev/null}" >out 2>err.txt
     local got=$?
     [ "$got" = "$want" ] || fail "$what: status $got (expected $want); stderr: $(cat err.txt)"
     [ "$(wc -l <err.txt)" = 1 ] || fail "$what: not one line: $(cat err.txt)"
@@ -411,11 +429,136 @@ errors)
   grep -qx 'pollcat: stdout: reader went away (broken pipe)' err.txt ||
     fail "stdout reader gone: '$(cat err.txt)'"
   note "stdout reader gone -> 8: $(cat err.txt)"
+  # A local failure: stdin a directory, whose read fails (natively EISDIR;
+  # under Wine ReadFile on the directory Wine opened says "Invalid
+  # function"): status 10.
+  rm -f l.err
+  pc -v listen 127.0.0.1 0 </dev/null >/dev/null 2>l.err &
+  lpid=$!
+  listen_port l.err
+  CHECK_IN=. check "stdin a directory" 10 "stdin: read failed: [A-Za-z][^.]*[a-z]\$" connect 127.0.0.1 "$PORT"
+  wait $lpid
+  # A command that exists but cannot be run: 126. Natively a file without
+  # execute permission; on Windows a file that is not a program.
+  if [ $WIN = 1 ]; then
+    printf 'not a program\n' >notexe.exe
+    check "command not runnable" 126 "exec \./notexe\.exe: Exec format error\$" exec -- ./notexe.exe
+  else
+    printf '#!/bin/sh\n' >noexec
+    chmod 644 noexec
+    check "command not runnable" 126 "exec \./noexec: Permission denied\$" exec -- ./noexec
+  fi
+  # The child's own status once it ran; a POSIX child killed by signal N
+  # gives 128 + N (Windows has no signals: no such case there).
+  timeout 60 "${RUN[@]}" "$PC" exec -- "$CAT" --exit 77 </dev/null >/dev/null 2>err.txt
+  expect_status "child status 77" 77 $?
+  if [ $WIN = 0 ]; then
+    timeout 60 "$PC" exec -- sh -c 'kill -9 $$' </dev/null >/dev/null 2>err.txt
+    expect_status "child killed by SIGKILL" 137 $?
+    note "child killed by signal 9 -> 137"
+  fi
+  # The reader of stderr goes away (the child writes to both): 8 as well
+  # (the message has nowhere to go).
+  timeout 60 "${RUN[@]}" "$PC" exec -- "$CAT" --both <zeros 2>&1 >/dev/null | head -c 1000 >/dev/null
+  st=${PIPESTATUS[0]}
+  expect_status "stderr reader gone" 8 "$st"
+  note "stderr reader gone -> 8"
   # The child stops reading its stdin: not an error, its status is ours.
   timeout 60 "${RUN[@]}" "$PC" exec -- "$CAT" --no-read --exit 3 <zeros >/dev/null 2>err.txt
   expect_status "child not reading" 3 $?
   [ ! -s err.txt ] || fail "child not reading: '$(cat err.txt)'"
   note "child that does not read its stdin -> its status 3, no message"
+  ;;
+
+closed_std)
+  # pollcat started without a standard stream. Natively the shell's <&-,
+  # >&- and 2>&- close the descriptor; pccat --closed does the same and
+  # execs pollcat, and for the Windows build starts pollcat.exe with no
+  # such standard handle, as a Windows parent does. (Under Wine a shell's
+  # <&- reaches the program as whatever Wine itself opened on that
+  # descriptor, its current directory or its wineserver socket: see
+  # docs/pollcat.md.)
+  command -v python3 >/dev/null || fail "python3 is missing (scripts/setup-deps)"
+  without() { # LIST ARGS...: pollcat without the standard streams in LIST
+    local list=$1
+    shift
+    timeout 60 "${RUN[@]}" "$CAT" --closed "$list" "$PC" "$@"
+  }
+  # greet_peer: a far side that greets, reads to the end of input (what it
+  # read in port.got), then replies with 1000 bytes; sets PORT and ppid.
+  greet_peer() { start_peer port greet 1000; }
+  { printf 'hello from peer\n'; head -c 1000 /dev/zero | tr '\0' b; } >want
+  # 1. stdin closed: an empty input. pollcat half-closes at once, the far
+  # side reads 0 bytes and replies. (The old build: the socket took
+  # descriptor 0 and the greeting went back to the far side as stdin: a
+  # hang. A Windows process without a standard handle keeps its C runtime
+  # descriptor, so the old build passed this part under Wine.)
+  ways=(pccat)
+  [ $WIN = 0 ] && ways+=(shell)
+  for way in "${ways[@]}"; do
+    greet_peer
+    if [ $way = shell ]; then
+      timeout 60 "$PC" -v connect 127.0.0.1 "$PORT" <&- >got 2>c.err
+    else
+      without 0 -v connect 127.0.0.1 "$PORT" >got 2>c.err
+    fi
+    expect_status "stdin closed ($way)" 0 $?
+    wait $ppid
+    expect_status "far side (stdin closed, $way)" 0 $?
+    [ -f port.got ] && [ ! -s port.got ] || fail "stdin closed ($way): far side read $(stat -c %s port.got 2>/dev/null) bytes"
+    cmp -s want got || fail "stdin closed ($way): got $(stat -c %s got) bytes, not the greeting and the reply"
+  done
+  # 2. stdout closed where the data would go: status 10 and one line,
+  # before pollcat listens, connects or starts a child. (The old build
+  # listened, on both platforms, and would have failed only after a
+  # client came.)
+  msg='pollcat: stdout is closed: nowhere to write the data (>/dev/null discards it)'
+  for args in "-v listen 127.0.0.1 0" "connect 127.0.0.1 1" "exec -- $CAT"; do
+    # shellcheck disable=SC2086
+    without 1 $args </dev/null 2>c.err
+    expect_status "stdout closed: $args" 10 $?
+    [ "$(cat c.err)" = "$msg" ] || fail "stdout closed: $args: '$(cat c.err)'"
+  done
+  if [ $WIN = 0 ]; then
+    timeout 60 "$PC" -v listen 127.0.0.1 0 </dev/null >&- 2>c.err
+    expect_status "stdout closed (shell)" 10 $?
+    [ "$(cat c.err)" = "$msg" ] || fail "stdout closed (shell): '$(cat c.err)'"
+  fi
+  # With -e stdout is not used: the child answers the far side.
+  printf 'ping\n' >ping
+  rm -f l.err
+  pc -v listen 127.0.0.1 0 <ping >got 2>l.err &
+  lpid=$!
+  listen_port l.err
+  without 1 -e "$CAT --exit 5" connect 127.0.0.1 "$PORT" </dev/null 2>e.err
+  expect_status "stdout closed, -e" 5 $?
+  wait $lpid
+  cmp -s ping got || fail "stdout closed, -e: far side got '$(cat got)'"
+  # 3. stderr closed: messages (-v) and the child's stderr are discarded,
+  # and nothing else changes. (The old build, natively: the socket took
+  # descriptor 2 and the far side got pollcat's messages as data.)
+  printf 'request\n' >req
+  greet_peer
+  without 2 -v connect 127.0.0.1 "$PORT" <req >got
+  expect_status "stderr closed" 0 $?
+  wait $ppid
+  cmp -s req port.got || fail "stderr closed: far side read '$(head -c 300 port.got)'"
+  cmp -s want got || fail "stderr closed: got $(stat -c %s got) bytes"
+  # exec: 4 MB to the child's stderr too, more than its pipe holds, so a
+  # relay that kept the child's stderr unread would stall. (The old build
+  # under Wine: a hang.)
+  head -c 4000000 /dev/urandom >a
+  without 2 exec -- "$CAT" --both <a >o
+  expect_status "stderr closed, exec" 0 $?
+  cmp -s a o || fail "stderr closed, exec: stdout got $(stat -c %s o) bytes"
+  if [ $WIN = 0 ]; then
+    greet_peer
+    timeout 60 "$PC" -v connect 127.0.0.1 "$PORT" <req >got 2>&-
+    expect_status "stderr closed (shell)" 0 $?
+    wait $ppid
+    cmp -s req port.got || fail "stderr closed (shell): far side read '$(head -c 300 port.got)'"
+  fi
+  note "stdin closed: empty input, reply read; stdout closed: 10 before any connection; stderr closed: messages and child stderr discarded"
   ;;
 
 reset)
@@ -425,30 +568,21 @@ reset)
   # pauses, sends 4 MB more and closes with SO_LINGER 0, discarding what
   # it still holds.
   command -v python3 >/dev/null || fail "python3 is missing (scripts/setup-deps)"
-  PEER=$(dirname "$0")/peer.py
-  python3 "$PEER" send-reset port1 4000000 2>p1.err &
-  ppid=$!
-  wait_line port1 '^[0-9]+$'
-  pc connect 127.0.0.1 "$(cat port1)" </dev/null >got1 2>c1.err
-  st=$?
-  wait $ppid
-  expect_status "receiving, peer reset" 9 $st
-  grep -qx 'pollcat: connection: connection reset by peer' c1.err ||
-    fail "receiving: message '$(cat c1.err)'"
-  note "receiving: reset after $(stat -c %s got1) of 8000000 bytes -> 9: $(cat c1.err)"
+  head -c 30000000 /dev/zero >big
   # Then while pollcat sends: the peer reads 1 MB and is killed (SIGKILL)
   # with more unread, so its kernel resets the connection.
-  head -c 30000000 /dev/zero >big
-  python3 "$PEER" read-kill port2 1000000 2>p2.err &
-  ppid=$!
-  wait_line port2 '^[0-9]+$'
-  pc connect 127.0.0.1 "$(cat port2)" <big >/dev/null 2>c2.err
-  st=$?
-  wait $ppid
-  expect_status "sending, peer killed" 9 $st
-  grep -qx 'pollcat: connection: connection reset by peer' c2.err ||
-    fail "sending: message '$(cat c2.err)'"
-  note "sending: peer killed -> 9: $(cat c2.err)"
+  for run in "receiving send-reset 4000000 /dev/null" \
+             "sending read-kill 1000000 big"; do
+    read -r what mode bytes input <<<"$run"
+    start_peer "port.$what" "$mode" "$bytes"
+    pc connect 127.0.0.1 "$PORT" <"$input" >"got.$what" 2>"c.$what.err"
+    st=$?
+    wait $ppid
+    expect_status "$what, peer reset" 9 $st
+    grep -qx 'pollcat: connection: connection reset by peer' "c.$what.err" ||
+      fail "$what: message '$(cat "c.$what.err")'"
+    note "$what: reset after $(stat -c %s "got.$what") bytes received -> 9: $(cat "c.$what.err")"
+  done
   ;;
 
 keep)
@@ -521,16 +655,13 @@ quit_zero)
   # -q 0 as nc -q 0: stdin ends at once (half-close), and the reply, sent
   # 0.5 s after the far side saw the end of input, arrives in full.
   command -v python3 >/dev/null || fail "python3 is missing (scripts/setup-deps)"
-  PEER=$(dirname "$0")/peer.py
   printf 'GET / HTTP/1.0\r\n\r\n' >req
-  python3 "$PEER" reply-after-eof port 2000000 0.5 2>p.err &
-  ppid=$!
-  wait_line port '^[0-9]+$'
-  pc -q 0 connect 127.0.0.1 "$(cat port)" <req >got 2>c.err
+  start_peer port reply-after-eof 2000000 0.5
+  pc -q 0 connect 127.0.0.1 "$PORT" <req >got 2>c.err
   expect_status "-q 0" 0 $?
   wait $ppid
   [ "$(stat -c %s got)" = 2000000 ] || fail "-q 0: $(stat -c %s got) of 2000000 bytes of the reply"
-  grep -qx 'peer: request of 18 bytes' p.err || fail "far side: $(cat p.err)"
+  grep -qx 'peer: request of 18 bytes' port.err || fail "far side: $(cat port.err)"
   note "-q 0: request sent, end of input seen, 2000000-byte reply read in full"
   ;;
 

@@ -16,10 +16,13 @@ set(files
   ${MANDIR}/man3/anypoll_poll.3 ${MANDIR}/man3/anypoll_poll_with.3
   ${MANDIR}/man3/anypoll_backend_name.3 ${MANDIR}/man3/anypoll_backend_from_name.3
   ${MANDIR}/man3/anypoll_version.3 ${MANDIR}/man3/anypoll_set.3
-  ${MANDIR}/man3/anypoll_set_wait.3 ${MANDIR}/man3/anypoll_pipe.3)
+  ${MANDIR}/man3/anypoll_set_wait.3 ${MANDIR}/man3/anypoll_pipe.3
+  ${MANDIR}/man1/pollcat.1)
 if(FORMAT STREQUAL "pe")
-  list(APPEND files bin/libanypoll.dll ${LIBDIR}/libanypoll.dll.a)
+  list(APPEND files bin/libanypoll.dll ${LIBDIR}/libanypoll.dll.a
+    bin/pollcat.exe)
 else()
+  list(APPEND files bin/pollcat)
   list(APPEND files ${LIBDIR}/libanypoll.so.${VERSION})
   foreach(link libanypoll.so.${major} libanypoll.so)
     if(NOT IS_SYMLINK ${STAGE}/${LIBDIR}/${link})
@@ -32,6 +35,22 @@ foreach(f IN LISTS files)
     message(FATAL_ERROR "not installed: ${f}")
   endif()
 endforeach()
+
+# The installed pollcat runs (under the emulator for a cross build) and is
+# of this version.
+if(EMULATOR)
+  string(REPLACE "|" ";" emulator "${EMULATOR}")
+endif()
+if(FORMAT STREQUAL "pe")
+  set(pollcat ${STAGE}/bin/pollcat.exe)
+else()
+  set(pollcat ${STAGE}/bin/pollcat)
+endif()
+execute_process(COMMAND ${emulator} ${pollcat} --version
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "^pollcat ${VERSION} \\(anypoll ${VERSION}\\)")
+  message(FATAL_ERROR "installed pollcat --version: exit ${rc}: ${out}${err}")
+endif()
 
 # The pkg-config file names the prefix given to cmake --install, not the
 # one configured.

@@ -3,10 +3,13 @@
 # links (man3/...) resolve as they do in an installed man hierarchy.
 #   -DMAN_DIR=.../man -DVERSION=x.y.z
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
-file(GLOB pages RELATIVE ${MAN_DIR} ${MAN_DIR}/man3/*.3)
+file(GLOB pages RELATIVE ${MAN_DIR} ${MAN_DIR}/man3/*.3 ${MAN_DIR}/man1/*.1)
 list(LENGTH pages count)
-if(count LESS 5)
-  message(FATAL_ERROR "expected at least 5 man pages, found ${count}: ${pages}")
+if(count LESS 6)
+  message(FATAL_ERROR "expected at least 6 man pages, found ${count}: ${pages}")
+endif()
+if(NOT "man1/pollcat.1" IN_LIST pages)
+  message(FATAL_ERROR "no pollcat(1) page: ${pages}")
 endif()
 set(ENV{MANPAGER} cat)
 set(ENV{PAGER} cat)
@@ -16,7 +19,7 @@ foreach(page IN LISTS pages)
   # A page is either a .so link or a whole page of this version.
   file(STRINGS ${MAN_DIR}/${page} first LIMIT_COUNT 1)
   if(NOT first MATCHES "^\\.so man3/" AND
-     NOT first MATCHES "^\\.TH [A-Z_]+ 3 [0-9-]+ \"anypoll ${VERSION}\" ")
+     NOT first MATCHES "^\\.TH [A-Z_]+ [13] [0-9-]+ \"anypoll ${VERSION}\" ")
     message(FATAL_ERROR "${page}: not a page of anypoll ${VERSION}: ${first}")
   endif()
   foreach(renderer groff man)
