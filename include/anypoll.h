@@ -83,8 +83,9 @@ extern "C" {
  * that many milliseconds (and never returns earlier, unless an event
  * arrives); a negative value waits until an event arrives.
  *
- * Returns the number of entries with a non-zero revents (0 on timeout), or
- * -1 with errno set to one of these (the list is complete):
+ * Returns the number of entries with a non-zero revents (0 on timeout),
+ * leaving errno as it found it, or -1 with errno set to one of these (the
+ * list is complete):
  *   EFAULT  fds is NULL and nfds > 0 (POSIX: or fds points outside the
  *           program's memory).
  *   EINVAL  nfds exceeds the limit (the RLIMIT_NOFILE soft limit on POSIX,
