@@ -11,14 +11,20 @@ function v(p, row, strategy,   x) {
   x = val[p, row, strategy]
   return x == "" ? -1 : x + 0
 }
+# A ratio to blocking as a percentage over it, "+0%" rather than "-0%".
+function pct(r,   x) {
+  x = int((r - 1) * 100 + (r >= 1 ? 0.5 : -0.5))
+  return (x >= 0 ? "+" : "") x "%"
+}
 # One line of reading under each row of the platform's table.
 function read_figures(p,   e, s, y, b) {
   print "  Reading:"
   e = v(p, "s1", "event"); s = v(p, "s1", "sleep1"); y = v(p, "s1", "yield")
   if (e >= 0 && s >= 0 && y >= 0)
     printf "  - row 1: on one CPU what exceeds 1.00 is the wait's own " \
-      "cost:\n    event %+.0f%%, sleep1 %+.0f%%, yield %+.0f%%.\n", \
-      (e - 1) * 100, (s - 1) * 100, (y - 1) * 100
+      "cost:\n    event %s, sleep1 %s, yield %s%s.\n", pct(e), pct(s), \
+      pct(y), (e < 0.995 || s < 0.995 || y < 0.995) ? \
+      " (below 1.00 is noise between the runs)" : ""
   e = v(p, "s3", "event"); s = v(p, "s3", "sleep1"); y = v(p, "s3", "yield")
   if (e >= 0 && s >= 0 && y >= 0)
     printf "  - row 2: 1000 is a whole CPU; event (%.2f) sleeps in the " \
