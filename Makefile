@@ -64,7 +64,9 @@ demo: deps build/native/CMakeCache.txt build/mingw/CMakeCache.txt
 	@echo "=== Linux ==="
 	@build/native/demo
 	@echo "=== Windows (under Wine) ==="
-	@tools/wine-run $(CURDIR)/build/mingw/wineprefix build/mingw/demo.exe
+	@# In bench/run's prefix: one Wine prefix to create on a fresh machine,
+	@# not two (bench/run stops this wineserver before it starts its own).
+	@tools/wine-run $(CURDIR)/build/bench/wineprefix build/mingw/demo.exe
 	@bench/run --demo
 
 # Every scenario natively and under Wine (a few minutes): CSV and PNG plots
