@@ -134,22 +134,24 @@ int main(void) {
          "slept in the\n  kernel until the data came%s.\n", wake[0], used[0],
 #ifdef _WIN32
          wine ? " (under Wine through a helper thread and\n  about 12 "
-                "wineserver requests)" : " (through a helper thread)"
+                "wineserver requests; Wine counts CPU in 10 ms steps)"
+              : " (through a helper thread)"
 #else
          ""
 #endif
   );
   printf("- sleep1: checks, sleeps 1 ms, checks again; a 1 ms sleep lasts "
-         "%.2f ms here,\n  so it wakes up to that late (%.3f ms this time) "
-         "and spends CPU on every\n  check (%.1f ms). %s\n", one_ms,
+         "%.2f ms here,\n  so a wake-up waits for the end of the current sleep "
+         "(%.3f ms this time,\n  with the system's scheduling), and every "
+         "check costs CPU (%.1f ms).\n  %s\n", one_ms,
          wake[1], used[1],
 #ifdef _WIN32
-         wine ? "Under Wine Sleep(1) is that short; on Windows it waits\n"
-                "  for the next timer tick, 15.6 ms by default."
+         wine ? "Under Wine Sleep(1) is that short; on Windows it waits "
+                "for the next timer\n  tick, 15.6 ms by default."
               : "Windows' Sleep(1) waits for the next timer tick."
 #else
-         "On Windows a Sleep(1) waits for the next timer tick,\n"
-         "  15.6 ms by default."
+         "On Windows a Sleep(1) waits for the next timer tick, 15.6 ms "
+         "by default."
 #endif
   );
   printf("- yield: never sleeps, so it wakes at once (%.3f ms) and takes all "
