@@ -9,7 +9,9 @@ all: native mingw
 deps:
 	@scripts/setup-deps
 
-build/%/CMakeCache.txt: | deps
+# Configured again when the presets change (a new cache variable in them
+# would otherwise never reach an existing build folder).
+build/%/CMakeCache.txt: CMakePresets.json | deps
 	cmake --preset $* >/dev/null
 
 native: deps build/native/CMakeCache.txt
@@ -48,13 +50,23 @@ check: deps
 	done; \
 	exit $$status
 
-# A first look (one wake-up), then a one-minute version of benchmark
-# scenarios 1, 3 and 4 with a table. The full benchmarks: make bench.
-demo: native mingw
+# A first look (one wake-up), then a short version of benchmark scenarios
+# 1, 3 and 4 with a table. The full benchmarks: make bench. It builds only
+# the programs it runs (the library, tools/demo.c and three benchmarks),
+# not the test suites.
+DEMO_TARGETS = anypoll_demo anypoll_bench_relay anypoll_bench_idle \
+               anypoll_bench_pingpong
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+demo: deps build/native/CMakeCache.txt build/mingw/CMakeCache.txt
+	@echo "=== building the demo programs for Linux and Windows ==="
+	@cmake --build --preset native --parallel $(JOBS) --target $(DEMO_TARGETS) >/dev/null
+	@cmake --build --preset mingw --parallel $(JOBS) --target $(DEMO_TARGETS) >/dev/null
 	@echo "=== Linux ==="
 	@build/native/demo
 	@echo "=== Windows (under Wine) ==="
-	@tools/wine-run $(CURDIR)/build/mingw/wineprefix build/mingw/demo.exe
+	@# In bench/run's prefix: one Wine prefix to create on a fresh machine,
+	@# not two (bench/run stops this wineserver before it starts its own).
+	@tools/wine-run $(CURDIR)/build/bench/wineprefix build/mingw/demo.exe
 	@bench/run --demo
 
 # Every scenario natively and under Wine (a few minutes): CSV and PNG plots

@@ -11,7 +11,7 @@ add_library(anypoll::anypoll_shared ALIAS anypoll_shared)
 
 # A parent project that adds anypoll as a subdirectory decides itself
 # whether anypoll goes into its own installation.
-option(ANYPOLL_INSTALL "Generate anypoll's install rules" ${PROJECT_IS_TOP_LEVEL})
+option(ANYPOLL_INSTALL "Generate anypoll's install rules" ${ANYPOLL_TOP_LEVEL})
 if(NOT ANYPOLL_INSTALL)
   return()
 endif()

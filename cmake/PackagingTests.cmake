@@ -50,6 +50,25 @@ foreach(cc IN LISTS PKG_DIST_COMPILERS)
     "-DEMULATOR=${PKG_EMULATOR}" -P ${PKG_TESTS}/dist.cmake)
 endforeach()
 
+# The one-file releases under the warning flags of the projects that carry
+# such files (git's DEVELOPER=1, gnulib's manywarnings, -std=c99 -Wpedantic).
+foreach(cc IN LISTS PKG_DIST_COMPILERS)
+  get_filename_component(cc_name ${cc} NAME_WE)
+  add_test(NAME package.hostflags.${cc_name} COMMAND ${CMAKE_COMMAND}
+    -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DWORK_DIR=${PKG_WORK}/hostflags-${cc_name}
+    -DPYTHON=${Python3_EXECUTABLE} -DCC=${cc} "-DCFLAGS=${CMAKE_C_FLAGS}"
+    -DWIN32=${WIN32} -P ${PKG_TESTS}/hostflags.cmake)
+  set_tests_properties(package.hostflags.${cc_name} PROPERTIES TIMEOUT 600)
+endforeach()
+
+# The version is kept in one place (VERSION) and stated alike everywhere.
+if(NOT CMAKE_CROSSCOMPILING)
+  add_test(NAME version.agree COMMAND ${CMAKE_COMMAND}
+    -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DWORK_DIR=${PKG_WORK}/version
+    -DPYTHON=${Python3_EXECUTABLE} -DVERSION=${PROJECT_VERSION}
+    -P ${PKG_TESTS}/version.cmake)
+endif()
+
 # The man pages render without a single groff warning. They are the same
 # on every target, so only native builds check them.
 if(NOT CMAKE_CROSSCOMPILING)
@@ -88,9 +107,20 @@ set_tests_properties(package.pkgconfig PROPERTIES
   FIXTURES_REQUIRED anypoll_stage TIMEOUT 300)
 
 if(NOT CMAKE_CROSSCOMPILING)
-  # A parent project that builds anypoll from source as its subdirectory.
-  add_test(NAME package.add_subdirectory COMMAND ${CMAKE_COMMAND}
-    ${PKG_CONSUMER_ARGS} -DMODE=add_subdirectory
-    -DWORK_DIR=${PKG_WORK}/add_subdirectory -P ${PKG_TESTS}/find_package.cmake)
-  set_tests_properties(package.add_subdirectory PROPERTIES TIMEOUT 300)
+  # A parent project that builds anypoll from source as its subdirectory,
+  # or fetches it with FetchContent (from this source tree: no network).
+  foreach(mode add_subdirectory fetchcontent)
+    add_test(NAME package.${mode} COMMAND ${CMAKE_COMMAND}
+      ${PKG_CONSUMER_ARGS} -DMODE=${mode}
+      -DWORK_DIR=${PKG_WORK}/${mode} -P ${PKG_TESTS}/find_package.cmake)
+    set_tests_properties(package.${mode} PROPERTIES TIMEOUT 600)
+  endforeach()
+  # A Meson project with anypoll as its subproject (meson.build).
+  find_program(PKG_MESON meson)
+  find_program(PKG_NINJA NAMES ninja ninja-build)
+  add_test(NAME package.meson COMMAND ${CMAKE_COMMAND}
+    -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DWORK_DIR=${PKG_WORK}/meson
+    -DMESON=${PKG_MESON} -DNINJA=${PKG_NINJA} -DVERSION=${PROJECT_VERSION}
+    -P ${PKG_TESTS}/meson.cmake)
+  set_tests_properties(package.meson PROPERTIES TIMEOUT 300)
 endif()

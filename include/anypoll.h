@@ -85,8 +85,9 @@ extern "C" {
  * that many milliseconds (and never returns earlier, unless an event
  * arrives); a negative value waits until an event arrives.
  *
- * Returns the number of entries with a non-zero revents (0 on timeout), or
- * -1 with errno set to one of these (the list is complete):
+ * Returns the number of entries with a non-zero revents (0 on timeout),
+ * leaving errno as it found it, or -1 with errno set to one of these (the
+ * list is complete):
  *   EFAULT  fds is NULL and nfds > 0, or the nfds entries at fds are not
  *           all memory the program may read and write (on Windows checked
  *           with VirtualQuery; on POSIX reported by the kernel, except

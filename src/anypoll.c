@@ -56,7 +56,16 @@ int anypoll_poll_with(int backend, struct pollfd *fds, anypoll_nfds_t nfds,
     errno = EFAULT;
     return -1;
   }
-  return fn(fds, nfds, timeout_ms);
+  /* A call that succeeds leaves errno as it found it. The backends meet
+   * failures on the way to a success (a closed descriptor is found by a
+   * lookup that fails with EBADF, then reported as POLLNVAL; a probe may
+   * meet EAGAIN), and a program may test or keep errno across a call that
+   * returned a count. Restored here, once, for every backend. */
+  int saved = errno;
+  int n = fn(fds, nfds, timeout_ms);
+  if (n >= 0)
+    errno = saved;
+  return n;
 }
 
 int anypoll_poll(struct pollfd *fds, anypoll_nfds_t nfds, int timeout_ms) {

@@ -15,6 +15,7 @@
 
 int dropin_other_order(void);
 int dropin_windows_first(void);
+int dropin_poll_uses(void);
 
 int main(void) {
   int p[2];
@@ -31,7 +32,8 @@ int main(void) {
     fprintf(stderr, "poll gave %d, revents %#x\n", r, fds[0].revents);
     return 1;
   }
-  if (dropin_other_order() != 0 || dropin_windows_first() != 0)
+  if (dropin_other_order() != 0 || dropin_windows_first() != 0 ||
+      dropin_poll_uses() != 0)
     return 1;
   puts("drop-in poll: ok");
   return 0;

@@ -53,6 +53,43 @@ TEST(invalid_fd_pollnval) {
   ASSERT_EQ(fd.revents, POLLNVAL);
 }
 
+/* POSIX gives errno a meaning only after a failure, but a program may test
+ * errno after a successful call (or keep a value across one), so a call
+ * that succeeds leaves errno as it found it: also one that found a closed
+ * descriptor, which the Windows backend learns from a failing lookup
+ * (EBADF). EDOM is a value no poll() path ever sets. */
+TEST(success_leaves_errno) {
+  /* q first: a pipe made after p is closed could reuse p's numbers. */
+  int q[2];
+  tp_pipe(q);
+  int p[2];
+  tp_pipe(p);
+  int closed = p[0];
+  tp_close(p[0]);
+  tp_close(p[1]);
+  struct pollfd fd;
+  tp_pfd(&fd, closed, POLLIN);
+  errno = EDOM;
+  ASSERT_EQ(tp_poll(&fd, 1, 0), 1);
+  ASSERT_EQ(fd.revents, POLLNVAL);
+  ASSERT_EQ(errno, EDOM);
+  /* With a timed wait too, and beside an entry that times out. */
+  struct pollfd two[2];
+  tp_pfd(&two[0], q[0], POLLIN);
+  tp_pfd(&two[1], closed, POLLIN);
+  errno = EDOM;
+  ASSERT_EQ(tp_poll(two, 2, 20), 1);
+  ASSERT_EQ(two[0].revents, 0);
+  ASSERT_EQ(two[1].revents, POLLNVAL);
+  ASSERT_EQ(errno, EDOM);
+  /* And a plain timeout. */
+  errno = EDOM;
+  ASSERT_EQ(tp_poll(two, 1, 0), 0);
+  ASSERT_EQ(errno, EDOM);
+  tp_close(q[0]);
+  tp_close(q[1]);
+}
+
 TEST(negative_fd_ignored) {
   int p[2];
   tp_pipe(p);

@@ -17,12 +17,28 @@ compat/poll.c is the same library with the public header inlined and its
 functions made static too, followed by src/compat/poll.c, the poll() that
 src/compat/poll.h (shipped as compat/poll.h) declares: that poll() is the
 file's only external name.
+
+Every file written starts with the licence notice (LICENSE, which the MIT
+licence requires in every copy) and names the version of the VERSION file,
+the one place the version is kept; the script stops if include/anypoll.h
+says another.
+
+The library part of both .c files is compiled under two diagnostic pragmas
+(GCC and clang): -Wdeclaration-after-statement, which git's DEVELOPER=1
+flags turn on, is a rule of style for C90 compilers, and the library is
+C99/C11 code that declares variables where they are first set; and
+-Wunused-macros, in gnulib's warning set, which reports macros defined in
+the main file and not used there, such as the include guards and version
+macros of the inlined headers. Neither is a defect in the file; every other
+warning of those sets is fixed in the sources (tests/dist/hostflags.cmake).
 """
 import os
 import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LICENSE = os.path.join(ROOT, "LICENSE")
+VERSION_FILE = os.path.join(ROOT, "VERSION")
 SRC = os.path.join(ROOT, "src")
 PUBLIC_HEADER = os.path.join(ROOT, "include", "anypoll.h")
 DROP_IN_HEADER = os.path.join(ROOT, "include", "anypoll", "poll.h")
@@ -30,10 +46,12 @@ DROP_IN_PROLOGUE = """
 /* ---- include/anypoll/poll.h, on request ----------------------------------
  * With ANYPOLL_DEFINE_POLL defined before this header is included, it also
  * gives what <anypoll/poll.h> gives in the full distribution: on Windows,
- * nfds_t, INFTIM and a poll() macro calling anypoll_poll. */
+ * nfds_t, INFTIM and poll as a macro for the name anypoll_poll. */
 #ifdef ANYPOLL_DEFINE_POLL
 """
 COMPAT_DIR = os.path.join(SRC, "compat")
+# A source's own SPDX line: the bundle carries one notice, at its top.
+SPDX_RE = re.compile(r'^\s*(/\*|//)\s*SPDX-License-Identifier:.*?(\*/)?\s*$')
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SYSTEM_POLL_RE = re.compile(r'^(\s*#\s*include\s+)<poll\.h>')
 # The linkage block of include/anypoll.h, which compat/poll.c replaces.
@@ -55,6 +73,20 @@ COMPAT_EXTERN = """\
 #  define ANYPOLL_EXTERN static __attribute__((unused))
 #else
 #  define ANYPOLL_EXTERN static
+#endif
+"""
+
+# Around the library's code in both .c files (see the docstring).
+PRAGMAS_ON = """
+#if defined(__GNUC__)
+#  pragma GCC diagnostic push
+#  pragma GCC diagnostic ignored "-Wdeclaration-after-statement"
+#  pragma GCC diagnostic ignored "-Wunused-macros"
+#endif
+"""
+PRAGMAS_OFF = """
+#if defined(__GNUC__)
+#  pragma GCC diagnostic pop
 #endif
 """
 
@@ -107,9 +139,14 @@ COMPAT_HEADER_PROLOGUE = """\
 """
 
 
+def strip_spdx(text):
+    """text without its SPDX line (the bundle has the notice at its top)."""
+    return "".join(l for l in text.splitlines(True) if not SPDX_RE.match(l))
+
+
 def public_header_text(compat):
     with open(PUBLIC_HEADER, encoding="utf-8") as f:
-        header = f.read()
+        header = strip_spdx(f.read())
     if not compat:
         return header
     header, n = EXTERN_BLOCK_RE.subn(COMPAT_EXTERN, header)
@@ -137,6 +174,8 @@ class Bundler:
         out = ["/* ---- %s ---- */\n" % rel]
         with open(path, encoding="utf-8") as f:
             for line in f:
+                if SPDX_RE.match(line):
+                    continue
                 m = INCLUDE_RE.match(line)
                 if not m:
                     if self.compat:
@@ -170,14 +209,32 @@ class Bundler:
 
 
 def version():
+    """The version of the VERSION file, which the header must repeat."""
+    with open(VERSION_FILE, encoding="utf-8") as f:
+        v = f.read().strip()
     with open(PUBLIC_HEADER, encoding="utf-8") as f:
-        m = re.search(r'#define ANYPOLL_VERSION_STRING "([^"]+)"', f.read())
-    return m.group(1)
+        header = f.read()
+    parts = [re.search(r"#define ANYPOLL_VERSION_%s (\d+)" % p, header)
+             for p in ("MAJOR", "MINOR", "PATCH")]
+    m = re.search(r'#define ANYPOLL_VERSION_STRING "([^"]+)"', header)
+    if not m or None in parts or m.group(1) != v or \
+            ".".join(x.group(1) for x in parts) != v:
+        sys.exit("amalgamate: include/anypoll.h's ANYPOLL_VERSION_* do not "
+                 "say %s, the version of VERSION" % v)
+    return v
+
+
+def licence_notice():
+    """LICENSE as a C comment, with its SPDX identifier."""
+    with open(LICENSE, encoding="utf-8") as f:
+        lines = f.read().rstrip("\n").split("\n")
+    body = "".join((" * " + l).rstrip() + "\n" for l in lines)
+    return "/* SPDX-License-Identifier: MIT\n *\n" + body + " */\n"
 
 
 def library(b, prologue):
     """The whole library as one translation unit, through Bundler b."""
-    text = [prologue]
+    text = [licence_notice(), prologue, PRAGMAS_ON]
     for path in sources("."):
         text.extend(b.file(path))
     text.append("\n#ifndef _WIN32\n")
@@ -194,13 +251,16 @@ def main():
     out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "dist")
     os.makedirs(out_dir, exist_ok=True)
     text = library(Bundler(), PROLOGUE.format(version=version()))
+    text.append(PRAGMAS_OFF)
 
     with open(os.path.join(out_dir, "anypoll.c"), "w", encoding="utf-8") as f:
         f.write("".join(text))
     header = public_header_text(False)
     with open(DROP_IN_HEADER, encoding="utf-8") as f:
-        drop_in = [l for l in f if not INCLUDE_RE.match(l)]
+        drop_in = [l for l in f
+                   if not INCLUDE_RE.match(l) and not SPDX_RE.match(l)]
     with open(os.path.join(out_dir, "anypoll.h"), "w", encoding="utf-8") as f:
+        f.write(licence_notice())
         f.write("/* anypoll %s, one-file release: the public header "
                 "(include/anypoll.h). */\n" % version())
         f.write(header)
@@ -216,12 +276,13 @@ def main():
                    .split("*/\n", 1)[1])
     text.append("\n/* ---- the gnulib-ABI entry point ---- */\n")
     text.extend(b.file(os.path.join(COMPAT_DIR, "poll.c")))
+    text.append(PRAGMAS_OFF)
     if not b.header_done:
         sys.exit("amalgamate: the sources never include anypoll.h")
     with open(os.path.join(compat_dir, "poll.c"), "w", encoding="utf-8") as f:
         f.write("".join(text))
     with open(os.path.join(COMPAT_DIR, "poll.h"), encoding="utf-8") as f:
-        header = f.read()
+        header = strip_spdx(f.read())
     block = WINSOCK2_BLOCK_RE.search(public_header_text(False))
     if block is None:
         sys.exit("amalgamate: cannot find the <winsock2.h> block of "
@@ -232,6 +293,7 @@ def main():
         sys.exit("amalgamate: cannot find ANYPOLL_WINSOCK2_INCLUDE in "
                  "src/compat/poll.h")
     with open(os.path.join(compat_dir, "poll.h"), "w", encoding="utf-8") as f:
+        f.write(licence_notice())
         f.write(COMPAT_HEADER_PROLOGUE.format(version=version()))
         f.write(header)
 

@@ -24,6 +24,12 @@ static double cpu_ms(void) {
   return (double)(kk.QuadPart + uu.QuadPart) / 1e4;
 }
 static int make_pipe(int p[2]) { return _pipe(p, 4096, _O_BINARY); }
+static void sleep_1ms(void) { Sleep(1); }
+/* Wine's ntdll exports wine_get_version; Windows' does not. */
+static int under_wine(void) {
+  HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
+  return ntdll != NULL && GetProcAddress(ntdll, "wine_get_version") != NULL;
+}
 static double written_at;
 static int write_fd;
 static DWORD WINAPI writer(void *arg) {
@@ -51,6 +57,10 @@ static double cpu_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 static int make_pipe(int p[2]) { return pipe(p); }
+static void sleep_1ms(void) {
+  struct timespec ts = { 0, 1000000 };
+  nanosleep(&ts, NULL);
+}
 static double written_at;
 static int write_fd;
 static void *writer(void *arg) {
@@ -77,6 +87,7 @@ int main(void) {
   }
   printf("anypoll %s demo: waiting on an empty pipe, a writer thread writes "
          "one byte after 200 ms\n", anypoll_version());
+  double wake[3] = { 0, 0, 0 }, used[3] = { 0, 0, 0 };
   const int backends[] = { ANYPOLL_BACKEND_DEFAULT, ANYPOLL_BACKEND_SLEEP1,
                            ANYPOLL_BACKEND_YIELD };
   printf("%-8s %10s %14s %14s\n", "backend", "revents", "wake-up (ms)",
@@ -104,6 +115,62 @@ int main(void) {
     printf("%-8s %10s %14.3f %14.1f\n",
            i == 0 ? "event" : anypoll_backend_name(backends[i]),
            fd.revents == POLLIN ? "POLLIN" : "?", woke - written_at, cpu);
+    wake[i] = woke - written_at;
+    used[i] = cpu;
   }
+
+  /* What a 1 ms sleep lasts here: what sleep1 pays per round. */
+  double t0 = now_ms();
+  for (int i = 0; i < 20; i++)
+    sleep_1ms();
+  double one_ms = (now_ms() - t0) / 20;
+#ifdef _WIN32
+  int wine = under_wine();
+#endif
+
+  /* One line of reading per figure. */
+  printf("How to read it:\n");
+  printf("- event: woke %.3f ms after the write, %.1f ms of CPU in 200 ms: it "
+         "slept in the\n  kernel until the data came%s.\n", wake[0], used[0],
+#ifdef _WIN32
+         wine ? " (under Wine through a helper thread and\n  about 12 "
+                "wineserver requests; Wine counts CPU in 10 ms steps)"
+              : " (through a helper thread)"
+#else
+         ""
+#endif
+  );
+  printf("- sleep1: checks, sleeps 1 ms, checks again; a 1 ms sleep lasts "
+         "%.2f ms here,\n  so a wake-up waits for the end of the current sleep "
+         "(%.3f ms this time,\n  with the system's scheduling), and every "
+         "check costs CPU (%.1f ms).\n  %s\n", one_ms,
+         wake[1], used[1],
+#ifdef _WIN32
+         wine ? "Under Wine Sleep(1) is that short; on Windows it waits "
+                "for the next timer\n  tick, 15.6 ms by default."
+              : "Windows' Sleep(1) waits for the next timer tick."
+#else
+         "On Windows a Sleep(1) waits for the next timer tick, 15.6 ms "
+         "by default."
+#endif
+  );
+  printf("- yield: never sleeps, so it wakes at once (%.3f ms) and takes all "
+         "the CPU it\n  is given while it waits (%.1f ms of CPU in 200 ms "
+         "here: a busy wait)%s.\n", wake[2], used[2],
+#ifdef _WIN32
+         wine ? ";\n  under Wine each check also waits for the wineserver, "
+                "whose CPU is not counted\n  here, and Wine counts CPU in "
+                "10 ms steps" : ""
+#else
+         ""
+#endif
+  );
+#ifdef _WIN32
+  if (wine && wake[1] < wake[0])
+    printf("- sleep1 woke sooner than event here: under Wine a Sleep(1) "
+           "lasts only %.2f ms,\n  while event's wake-up passes a helper "
+           "thread and about 12 wineserver\n  requests; on Windows sleep1 "
+           "would wait up to a 15.6 ms tick.\n", one_ms);
+#endif
   return 0;
 }

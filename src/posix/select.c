@@ -183,7 +183,13 @@ static int peek(int fd) {
     return 1;
   if (n == 0)
     return 0;
-  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+  /* EWOULDBLOCK is EAGAIN on Linux; comparing both there is what gcc's
+   * -Wlogical-op (in gnulib's warning set) reports. */
+#if EWOULDBLOCK != EAGAIN
+  if (errno == EWOULDBLOCK)
+    return -1;
+#endif
+  if (errno == EAGAIN || errno == EINTR)
     return -1;
   if (errno == ENOTCONN)
     return 2;
@@ -484,9 +490,10 @@ int anypoll__posix_select(struct pollfd *fds, anypoll_nfds_t nfds,
          * readable (and the probes would then invent a state for it), and
          * at the timeout may not mark it at all; poll() says POLLNVAL. */
         if ((r || w || x || timed_out) && fcntl(fd, F_GETFD) < 0 &&
-            errno == EBADF)
-          e->kind = K_NVAL, m = POLLNVAL;
-        else if (r || w || x)
+            errno == EBADF) {
+          e->kind = K_NVAL;
+          m = POLLNVAL;
+        } else if (r || w || x)
           m = full_revents(e, fd, r, w, x);
         m &= (short)(ev | POLLERR | POLLHUP | POLLNVAL);
         /* Readable for data that was not asked for: leave the descriptor

@@ -31,19 +31,27 @@ static BOOL CALLBACK init_cb(PINIT_ONCE once, PVOID param, PVOID *ctx) {
     init_errno = ENOSYS;
     return TRUE;
   }
-  /* Cast through FARPROC's generic form: the prototypes are declared in
-   * win.h, and GetProcAddress cannot know them. */
-#define RESOLVE(field, name)                                                 \
-  anypoll__nt.field = (void *)(INT_PTR)GetProcAddress(ntdll, name);         \
+  /* GetProcAddress cannot know the prototypes (declared in win.h), so its
+   * FARPROC is cast to each one through void (*)(void), the form that
+   * converts to every function pointer type without a warning; never
+   * through an integer or void *, which ISO C (-pedantic) and
+   * -Wbad-function-cast reject for function pointers. */
+#define RESOLVE(field, type, name)                                           \
+  anypoll__nt.field = (type *)(void (*)(void))GetProcAddress(ntdll, name);  \
   if (anypoll__nt.field == NULL) {                                           \
     init_errno = ENOSYS;                                                     \
     return TRUE;                                                             \
   }
-  RESOLVE(query_information_file, "NtQueryInformationFile")
-  RESOLVE(device_io_control_file, "NtDeviceIoControlFile")
-  RESOLVE(fs_control_file, "NtFsControlFile")
-  RESOLVE(create_file, "NtCreateFile")
-  RESOLVE(cancel_io_file_ex, "NtCancelIoFileEx")
+  RESOLVE(query_information_file, anypoll__nt_query_information_file_fn,
+          "NtQueryInformationFile")
+  RESOLVE(device_io_control_file, anypoll__nt_device_io_control_file_fn,
+          "NtDeviceIoControlFile")
+  RESOLVE(fs_control_file, anypoll__nt_fs_control_file_fn,
+          "NtFsControlFile")
+  RESOLVE(create_file, anypoll__nt_create_file_fn,
+          "NtCreateFile")
+  RESOLVE(cancel_io_file_ex, anypoll__nt_cancel_io_file_ex_fn,
+          "NtCancelIoFileEx")
 #undef RESOLVE
   /* Classification calls getsockopt(), which needs Winsock started even in
    * a program that has no socket. The reference is never released: the

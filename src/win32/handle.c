@@ -26,9 +26,11 @@ static BOOL CALLBACK object_init(PINIT_ONCE once, PVOID param, PVOID *ctx) {
   (void)once, (void)param, (void)ctx;
   HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
   if (ntdll != NULL) {
-    query_object = (query_object_fn *)(INT_PTR)GetProcAddress(ntdll,
-                                                             "NtQueryObject");
-    compare_objects = (compare_objects_fn *)(INT_PTR)GetProcAddress(
+    /* Through void (*)(void), as backends.c resolves its entry points:
+     * no integer or void * in between, which -pedantic rejects. */
+    query_object = (query_object_fn *)(void (*)(void))GetProcAddress(
+        ntdll, "NtQueryObject");
+    compare_objects = (compare_objects_fn *)(void (*)(void))GetProcAddress(
         ntdll, "NtCompareObjects");
   }
   return TRUE;

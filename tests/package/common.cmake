@@ -1,4 +1,4 @@
-cmake_minimum_required(VERSION 3.25)
+cmake_minimum_required(VERSION 3.16)
 # Helpers shared by the packaging test scripts (run with cmake -P).
 
 # The public functions: every anypoll_* function that include/anypoll.h

@@ -1,6 +1,10 @@
 # Configures, builds and runs the consumer project of tests/package/cmake
-# against the staged install (MODE=find_package) or with anypoll's source
-# tree as a subdirectory (MODE=add_subdirectory).
+# against the staged install (MODE=find_package), with anypoll's source
+# tree as a subdirectory (MODE=add_subdirectory) or fetched by FetchContent
+# from the local tree (MODE=fetchcontent). As a subproject, anypoll must
+# build its libraries only, add no -Werror to its own compilation, and take
+# none of the host's target names, also with its tools, benchmarks and
+# tests on.
 #   -DMODE=... -DSTAGE=... -DSOURCE_DIR=... -DWORK_DIR=... -DGENERATOR=...
 #   -DCC=... -DCFLAGS=... -DTOOLCHAIN=... -DEMULATOR=a|b -DOBJDUMP=...
 #   -DEXE_SUFFIX=.exe -DVERSION=x.y.z -DFORMAT=elf|pe
@@ -8,7 +12,7 @@ include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
 file(REMOVE_RECURSE ${WORK_DIR})
 set(args -S ${CMAKE_CURRENT_LIST_DIR}/cmake -B ${WORK_DIR} -G ${GENERATOR}
   -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS=${CFLAGS}"
-  -DANYPOLL_USE=${MODE})
+  -DANYPOLL_USE=${MODE} -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)
 if(TOOLCHAIN)
   list(APPEND args -DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN})
 else()
@@ -16,11 +20,41 @@ else()
 endif()
 if(MODE STREQUAL "find_package")
   list(APPEND args -DCMAKE_PREFIX_PATH=${STAGE})
-else()
+elseif(MODE STREQUAL "add_subdirectory")
   list(APPEND args -DANYPOLL_SOURCE_DIR=${SOURCE_DIR})
+else()
+  list(APPEND args -DFETCHCONTENT_SOURCE_DIR_ANYPOLL=${SOURCE_DIR}
+    -DFETCHCONTENT_FULLY_DISCONNECTED=ON)
 endif()
 run(COMMAND ${CMAKE_COMMAND} ${args})
 run(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR})
+
+if(NOT MODE STREQUAL "find_package")
+  # Only the libraries: none of anypoll's programs was built.
+  file(GLOB_RECURSE programs ${WORK_DIR}/*/pollcat${EXE_SUFFIX}
+    ${WORK_DIR}/*/demo${EXE_SUFFIX} ${WORK_DIR}/*/timeouts${EXE_SUFFIX}
+    ${WORK_DIR}/*/anypoll_test${EXE_SUFFIX} ${WORK_DIR}/*/relay${EXE_SUFFIX})
+  if(programs)
+    message(FATAL_ERROR "the subproject built programs: ${programs}")
+  endif()
+  # anypoll's sources compiled with warnings, but never as errors (the
+  # host's -Werror comes after add_subdirectory and applies to its own
+  # code only).
+  file(READ ${WORK_DIR}/compile_commands.json commands)
+  string(REGEX MATCHALL "\"command\": \"[^\"]*src/anypoll\\.c\"" lib "${commands}")
+  if(NOT lib)
+    message(FATAL_ERROR "no compile command for anypoll's src/anypoll.c")
+  endif()
+  if(lib MATCHES "-Werror")
+    message(FATAL_ERROR "anypoll forces -Werror on its host: ${lib}")
+  endif()
+  # Everything on: still no clash with the host's targets (a clash is a
+  # configure error), and the programs build.
+  run(COMMAND ${CMAKE_COMMAND} -DANYPOLL_BUILD_TOOLS=ON
+    -DANYPOLL_BUILD_BENCH=ON -DANYPOLL_BUILD_TESTS=ON ${WORK_DIR})
+  run(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR} --target anypoll_pollcat
+    anypoll_timeouts anypoll_demo anypoll_bench_relay)
+endif()
 
 foreach(kind static shared)
   set(exe ${WORK_DIR}/consumer_${kind}${EXE_SUFFIX})
