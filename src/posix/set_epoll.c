@@ -40,16 +40,21 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-_Static_assert(EPOLLIN == POLLIN && EPOLLPRI == POLLPRI &&
-                   EPOLLOUT == POLLOUT && EPOLLERR == POLLERR &&
-                   EPOLLHUP == POLLHUP && EPOLLRDNORM == POLLRDNORM &&
-                   EPOLLRDBAND == POLLRDBAND && EPOLLWRNORM == POLLWRNORM &&
-                   EPOLLWRBAND == POLLWRBAND,
-               "epoll's event bits are poll's on Linux");
-_Static_assert((EPOLLONESHOT & (POLLIN | POLLPRI | POLLOUT | POLLRDNORM |
-                                POLLRDBAND | POLLWRNORM | POLLWRBAND |
-                                POLLERR | POLLHUP)) == 0,
-               "EPOLLONESHOT is outside the poll bits");
+/* Compile-time checks in a form C99 accepts too (the one-file releases
+ * are built by hosts with -std=c99 -pedantic): an array of size -1 does
+ * not compile. */
+typedef char anypoll__epoll_bits_are_poll_bits
+    [(EPOLLIN == POLLIN && EPOLLPRI == POLLPRI && EPOLLOUT == POLLOUT &&
+      EPOLLERR == POLLERR && EPOLLHUP == POLLHUP &&
+      EPOLLRDNORM == POLLRDNORM && EPOLLRDBAND == POLLRDBAND &&
+      EPOLLWRNORM == POLLWRNORM && EPOLLWRBAND == POLLWRBAND)
+         ? 1
+         : -1];
+typedef char anypoll__epoll_oneshot_outside_poll_bits
+    [(EPOLLONESHOT & (POLLIN | POLLPRI | POLLOUT | POLLRDNORM | POLLRDBAND |
+                      POLLWRNORM | POLLWRBAND | POLLERR | POLLHUP)) == 0
+         ? 1
+         : -1];
 
 /* What poll() reports for a descriptor without a poll method (the
  * kernel's DEFAULT_POLLMASK), before the mask by the events asked for. */
@@ -80,9 +85,12 @@ struct eset {
   size_t *always; /* the slots of always-ready entries */
   size_t nalways, always_cap;
   size_t always_rot;
-  /* Enabled always-ready entries: a wait with any does not block. */
-  _Atomic size_t always_enabled;
-  _Atomic unsigned parity;
+  /* Enabled always-ready entries: a wait with any does not block. Changed
+   * under the lock, read without it by a wait deciding whether to block;
+   * accessed with the compiler's atomic built-ins rather than _Atomic, which
+   * C99 hosts of the one-file release do not accept. */
+  size_t always_enabled;
+  unsigned parity;
 };
 
 static uint64_t slot_id(const struct eset *s, size_t i) {
@@ -274,7 +282,7 @@ static int epoll_ctl_set(void *state, int op, int fd, unsigned events,
     if (err == 0) {
       if (sl->always) {
         if (!sl->disabled)
-          s->always_enabled--;
+          __atomic_fetch_sub(&s->always_enabled, 1, __ATOMIC_RELAXED);
         remove_always(s, slot);
       }
       s->index[fd] = 0;
@@ -292,7 +300,7 @@ static int epoll_ctl_set(void *state, int op, int fd, unsigned events,
     sl->disabled = 0;
     sl->data = data;
     if (sl->always && !was_enabled) {
-      s->always_enabled++;
+      __atomic_fetch_add(&s->always_enabled, 1, __ATOMIC_RELAXED);
       eset_wake(s);
     }
   }
@@ -326,7 +334,7 @@ static int fill_always(struct eset *s, struct anypoll_event *out, int filled,
     last = at;
     if (sl->oneshot) {
       sl->disabled = 1;
-      s->always_enabled--;
+      __atomic_fetch_sub(&s->always_enabled, 1, __ATOMIC_RELAXED);
     }
   }
   if (took)
@@ -389,12 +397,12 @@ static int epoll_wait_set(void *state, struct anypoll_event *out, int max,
     filled = 0;
     int always_done = 0;
     int t = eset_remaining_ms(timeout_ms, deadline);
-    if (s->always_enabled > 0) {
+    if (__atomic_load_n(&s->always_enabled, __ATOMIC_RELAXED) > 0) {
       /* Always-ready entries are ready now: look at the kernel's without
        * waiting. With both kinds ready, every other wait lets the always
        * ready ones go first, so that neither kind can starve the other. */
       t = 0;
-      if (s->parity++ & 1) {
+      if (__atomic_fetch_add(&s->parity, 1, __ATOMIC_RELAXED) & 1) {
         pthread_mutex_lock(&s->lock);
         filled = fill_always(s, out, 0, max);
         pthread_mutex_unlock(&s->lock);
@@ -413,7 +421,8 @@ static int epoll_wait_set(void *state, struct anypoll_event *out, int max,
     }
     pthread_mutex_lock(&s->lock);
     filled = fill_kernel(s, ev, k, out, filled);
-    if (!always_done && filled < max && s->always_enabled > 0)
+    if (!always_done && filled < max &&
+        __atomic_load_n(&s->always_enabled, __ATOMIC_RELAXED) > 0)
       filled = fill_always(s, out, filled, max);
     pthread_mutex_unlock(&s->lock);
     if (filled > 0 || timeout_ms == 0 ||
