@@ -154,7 +154,18 @@ ANYPOLL_EXTERN int anypoll_set_free(anypoll_set *set);
  * watching it. 0, or -1 with errno: EEXIST (add: already registered),
  * ENOENT (mod, del: not registered), EBADF (fd not open), EINVAL (set
  * NULL, unknown event bits), ENOMEM. Nothing changes on an error.
- * A descriptor must be deleted before it is closed. */
+ * A descriptor must be deleted before it is closed.
+ *
+ * Windows, synchronous pipes (_pipe, CreatePipe, anypoll_pipe): while a
+ * registered read end is empty with its writer alive, the set keeps a
+ * zero-byte read pending on it, and Windows makes every other synchronous
+ * call on that end wait for it: the program's own ReadFile or _read then
+ * waits for data, as it would anyway, but PeekNamedPipe, and CloseHandle
+ * or _close of that end, wait until data or end-of-file arrives; hence
+ * delete before closing. Writes and closes of the other end never wait.
+ * A full-duplex synchronous pipe handle registered for reading makes the
+ * program's own WriteFile through it wait the same way
+ * (docs/windows-design.md, "The watch set"). */
 ANYPOLL_EXTERN int anypoll_set_add(anypoll_set *set, int fd, unsigned events,
                                    void *data);
 ANYPOLL_EXTERN int anypoll_set_mod(anypoll_set *set, int fd, unsigned events,
@@ -169,9 +180,13 @@ ANYPOLL_EXTERN int anypoll_set_del(anypoll_set *set, int fd);
 ANYPOLL_EXTERN int anypoll_set_wait(anypoll_set *set, struct anypoll_event *out,
                                     int max, int timeout_ms);
 
-/* anypoll_pipe - a pipe (fds[0] reads, fds[1] writes) that a set can wait
- * on without a helper thread on Windows; on POSIX, pipe() with
- * close-on-exec. 0, or -1 with errno. */
+/* anypoll_pipe - a pipe (fds[0] reads, fds[1] writes); on POSIX, pipe()
+ * with close-on-exec. On Windows, _pipe() with non-inherited ends, binary
+ * mode and a 64 KiB buffer: the C runtime's _read and _write cannot work
+ * correctly on an end opened for overlapped I/O (Microsoft's ReadFile
+ * documentation), so the set waits on its read end with a helper thread
+ * like any synchronous pipe (docs/windows-design.md). 0, or -1 with
+ * errno. */
 ANYPOLL_EXTERN int anypoll_pipe(int fds[2]);
 
 /* ---- Testing and benchmark interface -------------------------------------
