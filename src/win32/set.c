@@ -374,12 +374,15 @@ int anypoll__set_iocp_ctl(void *state, int op, int fd, unsigned events,
 }
 
 /* Checks what is on the check list (after the queued registrations have
- * joined it): reports the ready ones into out, arms the others. Only the
- * entries on the list at the start are looked at, once each, so a ready
- * one moved to the tail is not reported twice; when out is full the rest
- * stay at the head, for the next wait (fairness). */
+ * joined it), from `from` (NULL: the head) to the entry that is last when
+ * it starts, once each, so a ready one moved to the tail is not reported
+ * twice: reports the ready ones into out and arms the others. When out is
+ * full the rest stay at the head, for the next wait (fairness). Sets
+ * *port_armed when an armed source answers through the port even if the
+ * registration is ready now (a socket's AFD poll). */
 static int iocp_run_checks(struct anypoll__set *s, struct anypoll_event *out,
-                      int max) {
+                           int max, int *port_armed,
+                           struct anypoll__reg *from) {
   while (s->update_head != NULL) {
     struct anypoll__reg *r = s->update_head;
     s->update_head = r->update_next;
@@ -391,9 +394,9 @@ static int iocp_run_checks(struct anypoll__set *s, struct anypoll_event *out,
   }
   int n = 0;
   struct anypoll__reg *last = s->check_tail;
-  while (n < max && s->check_head != NULL) {
-    struct anypoll__reg *r = s->check_head;
-    int end = r == last;
+  struct anypoll__reg *r = from != NULL ? from : s->check_head;
+  while (n < max && r != NULL) {
+    struct anypoll__reg *next = r == last ? NULL : r->check_next;
     iocp_check_remove(s, r);
     int revents = iocp_check(r);
     r->fresh = 0;
@@ -406,17 +409,20 @@ static int iocp_run_checks(struct anypoll__set *s, struct anypoll_event *out,
         r->disabled = 1;
       else
         iocp_check_push(s, r);
-    } else if (iocp_arm(r) != 0) {
-      /* The source could not be armed (out of threads or handles): say so
-       * through the entry, as poll reports what it cannot watch. */
-      out[n].fd = r->fd;
-      out[n].events = POLLERR;
-      out[n].data = r->data;
-      n++;
-      iocp_check_push(s, r);
+    } else {
+      if (revents < 0)
+        *port_armed = 1;
+      if (iocp_arm(r) != 0) {
+        /* The source could not be armed (out of threads or handles): say
+         * so through the entry, as poll reports what it cannot watch. */
+        out[n].fd = r->fd;
+        out[n].events = POLLERR;
+        out[n].data = r->data;
+        n++;
+        iocp_check_push(s, r);
+      }
     }
-    if (end)
-      break;
+    r = next;
   }
   return n;
 }
@@ -436,7 +442,26 @@ int anypoll__set_iocp_wait(void *state, struct anypoll_event *out, int max,
   int result;
   AcquireSRWLockExclusive(&s->lock);
   for (;;) {
-    int n = iocp_run_checks(s, out, max);
+    int port_armed = 0;
+    int n = iocp_run_checks(s, out, max, &port_armed, NULL);
+    if (n > 0 && n < max && port_armed) {
+      /* A socket reported by the last wait was re-armed to be checked
+       * again: if it is still ready its packet is already in the port, and
+       * level-triggering wants it in this report too. Only what those
+       * packets bring is checked (after the old tail). */
+      OVERLAPPED_ENTRY e[IOCP_DEQUEUE_MAX];
+      ULONG got = 0;
+      struct anypoll__reg *mark = s->check_tail;
+      if (GetQueuedCompletionStatusEx(s->port, e, IOCP_DEQUEUE_MAX, &got, 0,
+                                      FALSE)) {
+        for (ULONG i = 0; i < got; i++)
+          iocp_take_packet(s, &e[i]);
+        struct anypoll__reg *from =
+            mark != NULL ? mark->check_next : s->check_head;
+        if (from != NULL)
+          n += iocp_run_checks(s, out + n, max - n, &port_armed, from);
+      }
+    }
     if (n > 0) {
       /* Ready ones left over, or reported ones that stay ready: another
        * waiter asleep in the port should look too. */
