@@ -28,8 +28,12 @@
 #include <windows.h>
 
 #include "anypoll.h"
+/* The set scenarios call the Windows set backend through its table, as
+ * anypoll_set_* do once the front end has checked the arguments (which
+ * costs no request): the count is the backend's. */
+#include "../src/set.h"
 
-#define MAX_ENTRIES 64
+#define MAX_ENTRIES 1001
 /* How long the writer lets the caller settle into its wait, per entry
  * polled (a check costs a few requests per entry, each a round trip to a
  * tracing wineserver), and at least. bench/requests-count verifies in the
@@ -136,7 +140,9 @@ enum wait_kind {
   BLOCKING_READ, /* ReadFile on the pipe, no poll */
   BLOCKING_RECV, /* recv on the socket, no poll */
   POLL_WOKEN,    /* poll with timeout -1, woken by the writer; then read */
-  POLL_NOW       /* poll with timeout 0; nothing is read */
+  POLL_NOW,      /* poll with timeout 0; nothing is read */
+  SET_WOKEN      /* a watch set of every entry, waited on with timeout -1,
+                    woken by the writer; then read */
 };
 
 struct scenario {
@@ -157,13 +163,39 @@ static const struct scenario scenarios[] = {
   { "mixed-64", POLL_WOKEN, 32, 32, 0, 0 },
   { "now-ready-pipe", POLL_NOW, 1, 0, 0, 1 },
   { "now-idle-64", POLL_NOW, 32, 32, 0, 0 },
+  /* N idle registrations plus the one woken: the count must not grow
+   * with N. */
+  { "set-pipe-1", SET_WOKEN, 2, 0, 0, 0 },
+  { "set-pipe-64", SET_WOKEN, 65, 0, 0, 0 },
+  { "set-pipe-1000", SET_WOKEN, 1001, 0, 0, 0 },
+  { "set-socket-1", SET_WOKEN, 0, 2, 1, 0 },
+  { "set-socket-64", SET_WOKEN, 0, 65, 1, 0 },
+  { "set-socket-1000", SET_WOKEN, 0, 1001, 1, 0 },
 };
 #define SCENARIO_COUNT (int)(sizeof scenarios / sizeof scenarios[0])
+
+static void *set_state;
 
 static void one_wait(const struct scenario *s, struct pollfd *fds, int n,
                      HANDLE pipe0, SOCKET sock0) {
   char b;
   switch (s->kind) {
+  case SET_WOKEN: {
+    struct anypoll_event ev[4];
+    int r = anypoll__set_default_backend.wait(set_state, ev, 4, -1);
+    if (r != 1 || ev[0].fd != (int)fds[s->wake_socket ? s->pipes : 0].fd ||
+        ev[0].events != POLLIN)
+      die("set wait (woken)");
+    if (s->wake_socket) {
+      if (recv(sock0, &b, 1, 0) != 1)
+        die("recv");
+    } else {
+      DWORD got;
+      if (!ReadFile(pipe0, &b, 1, &got, NULL) || got != 1)
+        die("ReadFile");
+    }
+    break;
+  }
   case BLOCKING_READ: {
     DWORD got;
     if (!ReadFile(pipe0, &b, 1, &got, NULL) || got != 1)
@@ -197,10 +229,11 @@ static void one_wait(const struct scenario *s, struct pollfd *fds, int n,
   }
 }
 
+static struct pollfd fds[MAX_ENTRIES];
+static HANDLE pipe_w[MAX_ENTRIES];
+static SOCKET sock_w[MAX_ENTRIES];
+
 static void run(const struct scenario *s, int k, int warmup) {
-  struct pollfd fds[MAX_ENTRIES];
-  HANDLE pipe_w[MAX_ENTRIES];
-  SOCKET sock_w[MAX_ENTRIES];
   int n = 0;
   for (int i = 0; i < s->pipes; i++) {
     fds[n].fd = make_pipe(&pipe_w[i]);
@@ -234,13 +267,24 @@ static void run(const struct scenario *s, int k, int warmup) {
     else
       w.pipe = pipe_w[0];
     w.count = warmup + k;
-    double settle = SETTLE_PER_ENTRY_MS * n;
+    /* A set's wait looks at the woken entry only. */
+    double settle = s->kind == SET_WOKEN ? 0 : SETTLE_PER_ENTRY_MS * n;
     if (settle < SETTLE_MIN_MS)
       settle = SETTLE_MIN_MS;
     w.settle_ms = (DWORD)(settle * settle_scale + 0.5);
     thread = CreateThread(NULL, 0, writer_main, &w, 0, &w.tid);
     if (thread == NULL)
       die("CreateThread");
+  }
+
+  if (s->kind == SET_WOKEN) {
+    set_state = anypoll__set_default_backend.create();
+    if (set_state == NULL)
+      die("set create");
+    for (int i = 0; i < n; i++)
+      if (anypoll__set_default_backend.ctl(set_state, ANYPOLL__SET_ADD,
+                                           (int)fds[i].fd, POLLIN, NULL) != 0)
+        die("set add");
   }
 
   char text[160];
@@ -262,6 +306,10 @@ static void run(const struct scenario *s, int k, int warmup) {
   if (thread != NULL) {
     WaitForSingleObject(thread, INFINITE);
     CloseHandle(thread);
+  }
+  if (set_state != NULL) {
+    anypoll__set_default_backend.destroy(set_state);
+    set_state = NULL;
   }
   for (int i = 0; i < s->pipes; i++) {
     _close((int)fds[i].fd);

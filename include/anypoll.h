@@ -182,13 +182,24 @@ ANYPOLL_EXTERN int anypoll_set_free(anypoll_set *set);
  * one first gets no crash and no hang, and the other entries keep working;
  * until its del (which then still succeeds and removes the entry), the
  * closed entry is reported with POLLNVAL on every wait by the portable
- * backend (POSIX without epoll, Windows for now), and no longer reported
+ * backend (POSIX without epoll) and on Windows, and no longer reported
  * on Linux, where the kernel drops it with the file (unless another
  * descriptor of the same open file, from dup or fork, keeps it alive:
  * then epoll goes on reporting it under the old number, and after its del
  * each wait receives and drops its readiness, a busy wait while it stays
  * ready, until the set is freed). A number closed and reused is still the
- * old entry until that del. */
+ * old entry until that del.
+ *
+ * Windows, synchronous pipes (_pipe, CreatePipe, anypoll_pipe): while a
+ * registered read end is empty with its writer alive, the set keeps a
+ * zero-byte read pending on it, and Windows makes every other synchronous
+ * call on that end wait for it: the program's own ReadFile or _read then
+ * waits for data, as it would anyway, but PeekNamedPipe, and CloseHandle
+ * or _close of that end, wait until data or end-of-file arrives; hence
+ * delete before closing. Writes and closes of the other end never wait.
+ * A full-duplex synchronous pipe handle registered for reading makes the
+ * program's own WriteFile through it wait the same way
+ * (docs/windows-design.md, "The watch set"). */
 ANYPOLL_EXTERN int anypoll_set_add(anypoll_set *set, int fd, unsigned events,
                                    void *data);
 ANYPOLL_EXTERN int anypoll_set_mod(anypoll_set *set, int fd, unsigned events,
@@ -203,11 +214,13 @@ ANYPOLL_EXTERN int anypoll_set_del(anypoll_set *set, int fd);
 ANYPOLL_EXTERN int anypoll_set_wait(anypoll_set *set, struct anypoll_event *out,
                                     int max, int timeout_ms);
 
-/* anypoll_pipe - a pipe (fds[0] reads, fds[1] writes) that a set can wait
- * on without a helper thread on Windows; on POSIX, pipe() with
- * close-on-exec. Reads and writes on its ends behave as on any pipe
- * (blocking, in order). 0, or -1 with errno (EFAULT: fds is NULL; EMFILE,
- * ENFILE). */
+/* anypoll_pipe - a pipe (fds[0] reads, fds[1] writes); on POSIX, pipe()
+ * with close-on-exec. On Windows, _pipe() with non-inherited ends, binary
+ * mode and a 64 KiB buffer: the C runtime's _read and _write cannot work
+ * correctly on an end opened for overlapped I/O (Microsoft's ReadFile
+ * documentation), so the set waits on its read end with a helper thread
+ * like any synchronous pipe (docs/windows-design.md). 0, or -1 with
+ * errno (EFAULT: fds is NULL; EMFILE, ENFILE). */
 ANYPOLL_EXTERN int anypoll_pipe(int fds[2]);
 
 /* ---- Testing and benchmark interface -------------------------------------

@@ -88,6 +88,10 @@ TEST_CASE(pipe_dup_polled_while_other_thread_waits)
 TEST_CASE(stress_threads_mixed_timeouts_shared_pipes)
 TEST_CASE(pipe_drained_by_other_thread_is_never_hup)
 TEST_CASE(pipe_and_dup_in_one_call)
+/* test_win_set.c: the watch set's Windows backend */
+TEST_CASE_WIN(set_win_read_shared_with_poll)
+TEST_CASE_WIN(set_win_overlapped_pipe)
+TEST_CASE_WIN(set_win_socket_closed_before_del)
 /* test_win_file_lock.c: Windows only: the file-object lock (its model,
  * and waits that must not hold up a call of the program) */
 TEST_CASE_WIN(lock_model_fires_both_orders)

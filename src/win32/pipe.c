@@ -72,6 +72,10 @@ struct anypoll__pipe_sub {
   HANDLE event;
   int outcome;
   int cancelling; /* disarming: this sub's call waits for the read to end */
+  /* A watch set's registration (set_pipe.c): called instead of setting
+   * event when the read ends, under the table lock; it must not wait. */
+  anypoll__pipe_notify_fn *notify;
+  void *ctx;
 };
 
 static SRWLOCK table_lock = SRWLOCK_INIT;
@@ -140,10 +144,13 @@ static void watch_release_if_unused(struct watch *w) {
 
 /* ---- The gate ------------------------------------------------------------ */
 
-int anypoll__gate_begin(struct anypoll__gate *g, HANDLE h) {
+/* skip_owner (not 0): reads started for that owner on other handle values
+ * are not compared (see anypoll__pipe_check_owner). */
+static int gate_begin(struct anypoll__gate *g, HANDLE h, LONG64 skip_owner) {
   AcquireSRWLockExclusive(&table_lock);
   struct watch *w = watch_find(h);
-  int busy = (w != NULL && w->reading) || active_same_object(h, 0) != NULL;
+  int busy = (w != NULL && w->reading) ||
+             active_same_object(h, skip_owner) != NULL;
   if (!busy) {
     g->handle = h;
     g->next = queries;
@@ -151,6 +158,10 @@ int anypoll__gate_begin(struct anypoll__gate *g, HANDLE h) {
   }
   ReleaseSRWLockExclusive(&table_lock);
   return busy;
+}
+
+int anypoll__gate_begin(struct anypoll__gate *g, HANDLE h) {
+  return gate_begin(g, h, 0);
 }
 
 void anypoll__gate_end(struct anypoll__gate *g) {
@@ -295,6 +306,11 @@ static int zero_length_message_queued(HANDLE h) {
 }
 
 short anypoll__pipe_check(const struct anypoll__item *item, short events) {
+  return anypoll__pipe_check_owner(item, events, 0);
+}
+
+short anypoll__pipe_check_owner(const struct anypoll__item *item,
+                                short events, LONG64 skip_owner) {
   /* The classification of this call asked the pipe a moment ago (and no
    * read of ours has run on it since: the first check precedes any arm).
    * A message-type read end needs its peek as well, so it asks again. */
@@ -304,7 +320,7 @@ short anypoll__pipe_check(const struct anypoll__item *item, short events) {
   /* Gated even if the handle is asynchronous (not serialised by the I/O
    * manager): finding that out would cost another system call per check. */
   struct anypoll__gate gate;
-  if (anypoll__gate_begin(&gate, h)) {
+  if (gate_begin(&gate, h, skip_owner)) {
     /* A read of ours is pending on the file object: no data, writer alive.
      * The write side of a full-duplex pipe cannot be asked now; it counts
      * as having room, the policy of pipe_has_room and of handles that
@@ -330,7 +346,10 @@ short anypoll__pipe_check(const struct anypoll__item *item, short events) {
 static void signal_subs(struct watch *w, int outcome) {
   for (struct anypoll__pipe_sub *s = w->subs; s != NULL; s = s->next) {
     s->outcome = outcome;
-    SetEvent(s->event);
+    if (s->notify != NULL)
+      s->notify(s->ctx, outcome == OUTCOME_NO_WAIT);
+    else
+      SetEvent(s->event);
   }
 }
 
@@ -386,10 +405,11 @@ static void helper_read(void *arg) {
   ReleaseSRWLockExclusive(&table_lock);
 }
 
-static int arm_sync(struct anypoll__waiter *wt, struct anypoll__item *item) {
+/* Subscribes sub to the read on item's file object, starting one if none
+ * is running; under the table lock. skip_call: see active_same_object. */
+static int subscribe(struct anypoll__pipe_sub *sub, struct anypoll__item *item,
+                     LONG64 call_id, LONG64 skip_call) {
   HANDLE h = item->handle;
-  struct anypoll__pipe_sub *sub = &wt->pipe_subs[wt->pipe_sub_count];
-  AcquireSRWLockExclusive(&table_lock);
   /* One read per file object: a second one would queue behind the first
    * for the file-object lock, where CancelSynchronousIo cannot reach it.
    * A duplicate of a handle already being read shares that read. */
@@ -401,15 +421,13 @@ static int arm_sync(struct anypoll__waiter *wt, struct anypoll__item *item) {
      * armed by another call, so only other calls' reads are compared. This
      * keeps a call on N sole pipes from making N*(N-1)/2 comparisons (each
      * a system call) while it arms them. */
-    struct watch *other =
-        active_same_object(h, item->sole ? wt->call_id : 0);
+    struct watch *other = active_same_object(h, skip_call);
     if (other != NULL)
       w = other;
   }
   if (w == NULL) {
     w = calloc(1, sizeof *w);
     if (w == NULL) {
-      ReleaseSRWLockExclusive(&table_lock);
       errno = ENOMEM;
       return -1;
     }
@@ -422,13 +440,12 @@ static int arm_sync(struct anypoll__waiter *wt, struct anypoll__item *item) {
     w->cancel = 0;
     w->cancelled = 0;
     w->aborted = 0;
-    w->owner = wt->call_id;
+    w->owner = call_id;
     set_reading(w, 1);
     w->thread = anypoll__pool_run(helper_read, w);
     if (w->thread == NULL) {
       set_reading(w, 0);
       watch_release_if_unused(w);
-      ReleaseSRWLockExclusive(&table_lock);
       errno = EAGAIN;
       return -1;
     }
@@ -436,13 +453,22 @@ static int arm_sync(struct anypoll__waiter *wt, struct anypoll__item *item) {
   sub->watch = w;
   sub->item = item;
   sub->outcome = OUTCOME_NONE;
-  sub->event = wt->event;
   sub->next = w->subs;
   w->subs = sub;
   w->users++;
-  wt->pipe_sub_count++;
-  ReleaseSRWLockExclusive(&table_lock);
   return 0;
+}
+
+static int arm_sync(struct anypoll__waiter *wt, struct anypoll__item *item) {
+  struct anypoll__pipe_sub *sub = &wt->pipe_subs[wt->pipe_sub_count];
+  sub->event = wt->event;
+  sub->notify = NULL;
+  AcquireSRWLockExclusive(&table_lock);
+  int r = subscribe(sub, item, wt->call_id, item->sole ? wt->call_id : 0);
+  if (r == 0)
+    wt->pipe_sub_count++;
+  ReleaseSRWLockExclusive(&table_lock);
+  return r;
 }
 
 /* Disarming is done for all of a call's reads at once: every read whose
@@ -568,6 +594,65 @@ static void disarm_sync_all(struct anypoll__pipe_sub *subs,
     watch_release_if_unused(w);
   }
   ReleaseSRWLockExclusive(&table_lock);
+}
+
+/* ---- Persistent reads for the watch set ---------------------------------
+ * A registration of a set (set_pipe.c) keeps one subscription for as long
+ * as it is registered, so that the program's other waits (anypoll_poll, or
+ * another set) share its read and never cancel it, and the gate knows about
+ * it. */
+
+int anypoll__pipe_watch_arm(struct anypoll__pipe_sub **subp,
+                            struct anypoll__item *item,
+                            anypoll__pipe_notify_fn *fn, void *ctx,
+                            LONG64 owner, LONG64 skip_owner) {
+  struct anypoll__pipe_sub *sub = *subp;
+  if (sub == NULL) {
+    sub = calloc(1, sizeof *sub);
+    if (sub == NULL) {
+      errno = ENOMEM;
+      return -1;
+    }
+    sub->notify = fn;
+    sub->ctx = ctx;
+  }
+  int r = 0;
+  AcquireSRWLockExclusive(&table_lock);
+  struct watch *w = sub->watch;
+  if (w != NULL && w->reading) {
+    /* Started again by another wait since ours ended: ours is that one. */
+  } else {
+    if (w != NULL) {
+      /* Our last read ended: look again for a read on the file object
+       * (another handle's may be running) before starting one. */
+      for (struct anypoll__pipe_sub **p = &w->subs; *p != NULL;
+           p = &(*p)->next) {
+        if (*p == sub) {
+          *p = sub->next;
+          break;
+        }
+      }
+      w->users--;
+      sub->watch = NULL;
+      watch_release_if_unused(w);
+    }
+    r = subscribe(sub, item, owner, skip_owner);
+  }
+  ReleaseSRWLockExclusive(&table_lock);
+  if (r != 0 && *subp == NULL) {
+    free(sub);
+    return -1;
+  }
+  *subp = sub;
+  return r;
+}
+
+void anypoll__pipe_watch_stop(struct anypoll__pipe_sub *sub) {
+  if (sub == NULL)
+    return;
+  if (sub->watch != NULL)
+    disarm_sync_all(sub, 1);
+  free(sub);
 }
 
 /* ---- Overlapped reads on asynchronous handles ------------------------- */

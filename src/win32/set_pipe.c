@@ -1,21 +1,111 @@
-/* anypoll_pipe on Windows, for now: a C runtime pipe (_pipe) in binary
- * mode whose handles are not inherited by child processes, as POSIX's is
- * close-on-exec. Its ends are synchronous handles, so a set waits on them
- * as on any _pipe() pipe; an overlapped-capable pipe, which a set could
- * wait on without a helper thread, is to replace this file. */
+/* Pipes in a watch set.
+ *
+ * A synchronous read end keeps one subscription to pipe.c's zero-byte read
+ * (a pooled helper parked in ReadFile) for as long as it is registered:
+ * the read persists across waits, is shared with any anypoll_poll waiting
+ * on the same file object (which therefore never cancels it), obeys the
+ * gate, and is cancelled only by mod, del or free. When it ends, the
+ * helper posts the registration to the set's port.
+ *
+ * An asynchronous read end (opened with FILE_FLAG_OVERLAPPED) gets an
+ * overlapped zero-byte read instead. Its completion cannot be made a port
+ * packet directly: the handle belongs to the caller, who may have
+ * associated it with a port of their own (a handle has one association for
+ * life), and associating it with ours would send the caller's own
+ * completions there. So the read signals an event whose low bit is set
+ * (no packet to any port, documented for GetQueuedCompletionStatus), and a
+ * thread-pool wait on that event posts the registration.
+ *
+ * Write ends (POLLOUT) and read ends whose read cannot block are checked
+ * again on a timer, as anypoll_poll re-checks them on its back-off. */
 #include <errno.h>
-#include <fcntl.h>
-#include <io.h>
 
-#include "win.h"
+#include "set_win.h"
 
-/* 64 KiB, the size of a Linux pipe's buffer. */
-#define ANYPOLL_PIPE_SIZE 65536
+static void iocp_notify(void *ctx, int no_wait) {
+  struct anypoll__reg *r = ctx;
+  if (no_wait)
+    r->no_wait = 1;
+  anypoll__set_post(r);
+}
 
-int anypoll_pipe(int fds[2]) {
-  if (fds == NULL) {
-    errno = EFAULT;
-    return -1;
+short anypoll__set_pipe_check(struct anypoll__reg *r) {
+  struct anypoll__set *s = r->set;
+  return anypoll__pipe_check_owner(&r->item, (short)(r->events & 0xffff),
+                                   s->has_dups ? 0 : s->id);
+}
+
+static int iocp_arm_async(struct anypoll__reg *r) {
+  if (r->ov_pending)
+    return 0;
+  if (r->event == NULL) {
+    r->event = CreateEventW(NULL, FALSE, FALSE, NULL);
+    if (r->event == NULL)
+      return anypoll__set_errno_win(GetLastError());
   }
-  return _pipe(fds, ANYPOLL_PIPE_SIZE, _O_BINARY | _O_NOINHERIT);
+  if (r->wait != NULL) {
+    UnregisterWaitEx(r->wait, INVALID_HANDLE_VALUE);
+    r->wait = NULL;
+  }
+  ZeroMemory(&r->ov, sizeof r->ov);
+  r->ov.hEvent = (HANDLE)((UINT_PTR)r->event | 1);
+  static char byte;
+  anypoll__onh_begin(r->item.handle, "ReadFile(overlapped)");
+  BOOL ok = ReadFile(r->item.handle, &byte, 0, NULL, &r->ov);
+  DWORD error = ok ? 0 : GetLastError();
+  anypoll__onh_end(r->item.handle);
+  if (!ok && error != ERROR_IO_PENDING) {
+    /* Broken, or a read that cannot block: checked again on a timer (the
+     * check reports a broken pipe at once). */
+    return anypoll__set_timer(r, ANYPOLL_RECHECK_NO_WAIT_MS);
+  }
+  r->ov_pending = 1;
+  if (!RegisterWaitForSingleObject(&r->wait, r->event, anypoll__set_post_cb,
+                                   r, INFINITE,
+                                   WT_EXECUTEONLYONCE | WT_EXECUTEINWAITTHREAD)) {
+    r->wait = NULL;
+    return anypoll__set_errno_win(GetLastError());
+  }
+  return 0;
+}
+
+int anypoll__set_pipe_arm(struct anypoll__reg *r) {
+  struct anypoll__item *it = &r->item;
+  if (it->writable && (r->events & POLLOUT))
+    if (anypoll__set_timer(r, ANYPOLL_RECHECK_WRITE_MS) != 0)
+      return -1;
+  if (!it->readable)
+    return 0;
+  if (r->no_wait)
+    return anypoll__set_timer(r, ANYPOLL_RECHECK_NO_WAIT_MS);
+  if (it->async) {
+    /* The previous read has ended (its wait posted us): collect it. */
+    if (r->ov_pending && HasOverlappedIoCompleted(&r->ov))
+      r->ov_pending = 0;
+    return iocp_arm_async(r);
+  }
+  struct anypoll__set *s = r->set;
+  return anypoll__pipe_watch_arm(&r->sub, it, iocp_notify, r, s->id,
+                                 s->has_dups ? 0 : s->id);
+}
+
+void anypoll__set_pipe_stop(struct anypoll__reg *r) {
+  anypoll__pipe_watch_stop(r->sub);
+  r->sub = NULL;
+  if (r->ov_pending) {
+    CancelIoEx(r->item.handle, &r->ov);
+    /* The kernel writes the OVERLAPPED until the read completes, which the
+     * cancel makes prompt. */
+    while (!HasOverlappedIoCompleted(&r->ov))
+      SleepEx(1, FALSE);
+    r->ov_pending = 0;
+  }
+  if (r->wait != NULL) {
+    UnregisterWaitEx(r->wait, INVALID_HANDLE_VALUE);
+    r->wait = NULL;
+  }
+  if (r->event != NULL) {
+    CloseHandle(r->event);
+    r->event = NULL;
+  }
 }

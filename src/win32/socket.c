@@ -404,3 +404,13 @@ void anypoll__socket_disarm(struct anypoll__waiter *w) {
   w->afd_info = NULL;
   w->afd_pending = 0;
 }
+
+/* ---- For the watch set (set_socket.c) ------------------------------------ */
+
+ULONG anypoll__socket_afd_events(short events, int stream) {
+  return afd_events_for(events, stream);
+}
+
+short anypoll__socket_revents(ULONG afd_events, short events, int stream) {
+  return revents_for(afd_events, events, stream);
+}

@@ -248,6 +248,14 @@ static inline short anypoll__readable_bits(short events) {
  * whatever was asked), without waiting and without consuming data. */
 ANYPOLL__INTERNAL
 short anypoll__pipe_check(const struct anypoll__item *item, short events);
+/* The same, for the watch set: the gate does not compare h with the reads
+ * started for skip_owner (0: compares with all). A set passes its own id
+ * while none of its pipes had a second handle when registered: none of its
+ * reads can then be on h's file object under another handle value, and a
+ * check costs the same however many of its pipes are armed. */
+ANYPOLL__INTERNAL
+short anypoll__pipe_check_owner(const struct anypoll__item *item,
+                                short events, LONG64 skip_owner);
 /* FilePipeLocalInformation of h (announced to the lock model; the caller
  * holds the gate); 1 if it answered, which only a pipe does. */
 ANYPOLL__INTERNAL
@@ -363,6 +371,26 @@ int anypoll__pipe_completed(const struct anypoll__waiter *w);
 ANYPOLL__INTERNAL
 void anypoll__pipe_disarm_all(struct anypoll__waiter *w);
 
+/* pipe.c, for the watch set (set_pipe.c): a subscription that outlives
+ * any one wait. anypoll__pipe_watch_arm subscribes *subp (allocated on the
+ * first call) to the zero-byte read on item's file object, starting one
+ * if none is running, or does nothing while the read it had still runs.
+ * When the read ends, fn(ctx, no_wait) is called under pipe.c's table lock
+ * (it must not wait); no_wait: the read ended at once with neither data
+ * nor end-of-file. Reads started for owner are skipped in the search for a
+ * read on a duplicate when skip_owner equals owner (see arm_sync).
+ * anypoll__pipe_watch_stop unsubscribes, cancels the read if it was the
+ * last user and waits for it to end, and frees the subscription; fn is
+ * not called after it returns. */
+typedef void anypoll__pipe_notify_fn(void *ctx, int no_wait);
+ANYPOLL__INTERNAL
+int anypoll__pipe_watch_arm(struct anypoll__pipe_sub **subp,
+                            struct anypoll__item *item,
+                            anypoll__pipe_notify_fn *fn, void *ctx,
+                            LONG64 owner, LONG64 skip_owner);
+ANYPOLL__INTERNAL
+void anypoll__pipe_watch_stop(struct anypoll__pipe_sub *sub);
+
 /* socket.c: one overlapped AFD poll over the call's sockets. */
 ANYPOLL__INTERNAL
 int anypoll__socket_arm(struct anypoll__waiter *w, struct pollfd *fds,
@@ -371,6 +399,14 @@ ANYPOLL__INTERNAL
 int anypoll__socket_completed(const struct anypoll__waiter *w);
 ANYPOLL__INTERNAL
 void anypoll__socket_disarm(struct anypoll__waiter *w);
+
+/* socket.c, for the watch set (set_socket.c): the AFD events that stand
+ * for a pollfd's events, and the revents Linux gives for what AFD
+ * answered. */
+ANYPOLL__INTERNAL
+ULONG anypoll__socket_afd_events(short events, int stream);
+ANYPOLL__INTERNAL
+short anypoll__socket_revents(ULONG afd_events, short events, int stream);
 
 /* ---- Helper threads (pool.c) ---------------------------------------------
  * A pooled thread runs fn(arg) once and returns to the pool; idle threads

@@ -1,0 +1,515 @@
+/* The watch set on Windows: one I/O completion port per set, in the shape
+ * of wepoll's port. anypoll_set_add/_mod record what is wanted and queue
+ * the registration on the update queue; a wait first moves the queued
+ * registrations to the check list, checks only what is on it (queued ones,
+ * and ones whose wake-up source fired), arms the wake-up source of each
+ * that is not ready, and only then sleeps in GetQueuedCompletionStatusEx.
+ * Every wake-up source posts its registration to the port: a helper's
+ * zero-byte read (set_pipe.c), an AFD poll issued on the set's own AFD
+ * handle (set_socket.c), a thread-pool wait (consoles, asynchronous pipes)
+ * or a timer (what cannot be waited on). An idle registration is never
+ * touched by a wait: its source stays armed across waits. Level-triggered:
+ * a registration that was reported stays on the check list and is checked
+ * again by the next wait; ONESHOT ones leave it until mod. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+#include "set_win.h"
+
+#define IOCP_DEQUEUE_MAX 64
+
+static volatile LONG64 iocp_set_ids = (LONG64)1 << 62; /* apart from call ids */
+
+/* ---- Lists ---------------------------------------------------------------- */
+
+static void iocp_check_push(struct anypoll__set *s, struct anypoll__reg *r) {
+  if (r->on_check)
+    return;
+  r->on_check = 1;
+  r->check_next = NULL;
+  r->check_prev = s->check_tail;
+  if (s->check_tail != NULL)
+    s->check_tail->check_next = r;
+  else
+    s->check_head = r;
+  s->check_tail = r;
+}
+
+static void iocp_check_remove(struct anypoll__set *s, struct anypoll__reg *r) {
+  if (!r->on_check)
+    return;
+  r->on_check = 0;
+  if (r->check_prev != NULL)
+    r->check_prev->check_next = r->check_next;
+  else
+    s->check_head = r->check_next;
+  if (r->check_next != NULL)
+    r->check_next->check_prev = r->check_prev;
+  else
+    s->check_tail = r->check_prev;
+  r->check_next = r->check_prev = NULL;
+}
+
+static void iocp_update_push(struct anypoll__set *s, struct anypoll__reg *r) {
+  if (r->on_update)
+    return;
+  r->on_update = 1;
+  r->update_next = NULL;
+  if (s->update_tail != NULL)
+    s->update_tail->update_next = r;
+  else
+    s->update_head = r;
+  s->update_tail = r;
+}
+
+static void iocp_update_remove(struct anypoll__set *s, struct anypoll__reg *r) {
+  if (!r->on_update)
+    return;
+  struct anypoll__reg *prev = NULL;
+  for (struct anypoll__reg *p = s->update_head; p != NULL;
+       prev = p, p = p->update_next) {
+    if (p == r) {
+      if (prev != NULL)
+        prev->update_next = r->update_next;
+      else
+        s->update_head = r->update_next;
+      if (s->update_tail == r)
+        s->update_tail = prev;
+      break;
+    }
+  }
+  r->on_update = 0;
+}
+
+/* ---- Packets --------------------------------------------------------------- */
+
+void anypoll__set_unref(struct anypoll__reg *r) {
+  if (InterlockedDecrement(&r->refs) == 0)
+    free(r);
+}
+
+void anypoll__set_post(struct anypoll__reg *r) {
+  if (r->stopping || InterlockedCompareExchange(&r->posted, 1, 0) != 0)
+    return;
+  struct anypoll__set *s = r->set;
+  InterlockedIncrement(&r->refs);
+  InterlockedIncrement(&s->inflight);
+  if (!PostQueuedCompletionStatus(s->port, 0, ANYPOLL_SET_KEY_REG,
+                                  (OVERLAPPED *)r)) {
+    /* Out of non-paged pool: the registration would be lost. Nothing can
+     * be done from a callback; its next check (any mod) finds it. */
+    InterlockedDecrement(&s->inflight);
+    InterlockedExchange(&r->posted, 0);
+    anypoll__set_unref(r);
+  }
+}
+
+void CALLBACK anypoll__set_post_cb(void *r, BOOLEAN timed_out) {
+  (void)timed_out;
+  anypoll__set_post(r);
+}
+
+int anypoll__set_timer(struct anypoll__reg *r, DWORD ms) {
+  if (r->timer != NULL) {
+    /* Waits for a running callback: it only posts. */
+    DeleteTimerQueueTimer(NULL, r->timer, INVALID_HANDLE_VALUE);
+    r->timer = NULL;
+  }
+  if (!CreateTimerQueueTimer(&r->timer, NULL, anypoll__set_post_cb, r, ms, 0,
+                             WT_EXECUTEONLYONCE)) {
+    r->timer = NULL;
+    return anypoll__set_errno_win(GetLastError());
+  }
+  return 0;
+}
+
+static void iocp_wake_one(struct anypoll__set *s) {
+  if (s->waiters > 0)
+    PostQueuedCompletionStatus(s->port, 0, ANYPOLL_SET_KEY_WAKE, NULL);
+}
+
+/* ---- Per kind --------------------------------------------------------------- */
+
+/* revents now, or -1 when only the armed source can tell. */
+static int iocp_check(struct anypoll__reg *r) {
+  short ev = (short)(r->events & 0xffff);
+  switch (r->item.kind) {
+  case ANYPOLL_KIND_PIPE:
+    return anypoll__set_pipe_check(r);
+  case ANYPOLL_KIND_SOCKET:
+    return anypoll__set_socket_check(r);
+  case ANYPOLL_KIND_CONSOLE_IN:
+  case ANYPOLL_KIND_CONSOLE_OUT:
+    return anypoll__set_console_check(r);
+  case ANYPOLL_KIND_INVALID:
+    return POLLNVAL;
+  default:
+    return anypoll__file_check(&r->item, ev);
+  }
+}
+
+static int iocp_arm(struct anypoll__reg *r) {
+  switch (r->item.kind) {
+  case ANYPOLL_KIND_PIPE:
+    return anypoll__set_pipe_arm(r);
+  case ANYPOLL_KIND_SOCKET:
+    return anypoll__set_socket_arm(r);
+  case ANYPOLL_KIND_CONSOLE_IN:
+  case ANYPOLL_KIND_CONSOLE_OUT:
+    return anypoll__set_console_arm(r);
+  default:
+    return 0; /* always ready: never armed */
+  }
+}
+
+/* Ends every wake-up source of r; a posted packet or a pending AFD poll
+ * may still be in the port (it holds its own reference). */
+static void iocp_stop(struct anypoll__reg *r) {
+  InterlockedExchange(&r->stopping, 1);
+  switch (r->item.kind) {
+  case ANYPOLL_KIND_PIPE:
+    anypoll__set_pipe_stop(r);
+    break;
+  case ANYPOLL_KIND_SOCKET:
+    anypoll__set_socket_stop(r);
+    break;
+  case ANYPOLL_KIND_CONSOLE_IN:
+  case ANYPOLL_KIND_CONSOLE_OUT:
+    anypoll__set_console_stop(r);
+    break;
+  default:
+    break;
+  }
+  if (r->timer != NULL) {
+    DeleteTimerQueueTimer(NULL, r->timer, INVALID_HANDLE_VALUE);
+    r->timer = NULL;
+  }
+}
+
+/* ---- The backend ------------------------------------------------------------ */
+
+void *anypoll__set_iocp_create(void) {
+  if (anypoll__win_init() != 0)
+    return NULL;
+  struct anypoll__set *s = calloc(1, sizeof *s);
+  if (s == NULL) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  InitializeSRWLock(&s->lock);
+  s->id = InterlockedIncrement64(&iocp_set_ids);
+  s->port = CreateIoCompletionPort(INVALID_HANDLE_VALUE, NULL, 0, 0);
+  if (s->port == NULL) {
+    anypoll__set_errno_win(GetLastError());
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+static struct anypoll__reg *iocp_lookup(struct anypoll__set *s, int fd) {
+  return fd < s->cap ? s->by_fd[fd] : NULL;
+}
+
+/* Takes r out of the table and the lists and ends its sources. */
+static void iocp_unregister(struct anypoll__set *s, struct anypoll__reg *r) {
+  s->by_fd[r->fd] = NULL;
+  iocp_check_remove(s, r);
+  iocp_update_remove(s, r);
+  iocp_stop(r);
+  r->deleted = 1;
+  anypoll__set_unref(r);
+}
+
+/* One packet out of the port, under the lock. */
+static void iocp_take_packet(struct anypoll__set *s, const OVERLAPPED_ENTRY *e) {
+  struct anypoll__reg *r;
+  switch (e->lpCompletionKey) {
+  case ANYPOLL_SET_KEY_REG:
+    r = (struct anypoll__reg *)e->lpOverlapped;
+    InterlockedExchange(&r->posted, 0);
+    break;
+  case ANYPOLL_SET_KEY_AFD:
+    r = (struct anypoll__reg *)((char *)e->lpOverlapped -
+                                offsetof(struct anypoll__reg, iosb));
+    anypoll__set_socket_done(r);
+    break;
+  default:
+    return; /* a wake-up: the caller looks again */
+  }
+  InterlockedDecrement(&s->inflight);
+  if (!r->deleted && !r->disabled)
+    iocp_check_push(s, r);
+  anypoll__set_unref(r);
+}
+
+int anypoll__set_iocp_destroy(void *state) {
+  struct anypoll__set *s = state;
+  AcquireSRWLockExclusive(&s->lock);
+  for (int fd = 0; fd < s->cap; fd++)
+    if (s->by_fd[fd] != NULL)
+      iocp_unregister(s, s->by_fd[fd]);
+  /* Cancelled AFD polls and posted packets still hold their registrations:
+   * collect them (a cancel completes promptly). */
+  while (s->inflight > 0) {
+    OVERLAPPED_ENTRY e[IOCP_DEQUEUE_MAX];
+    ULONG got = 0;
+    if (!GetQueuedCompletionStatusEx(s->port, e, IOCP_DEQUEUE_MAX, &got, 1000,
+                                     FALSE))
+      continue;
+    for (ULONG i = 0; i < got; i++)
+      iocp_take_packet(s, &e[i]);
+  }
+  ReleaseSRWLockExclusive(&s->lock);
+  if (s->afd != NULL)
+    CloseHandle(s->afd);
+  CloseHandle(s->port);
+  free(s->by_fd);
+  free(s);
+  return 0;
+}
+
+static int iocp_grow(struct anypoll__set *s, int fd) {
+  if (fd < s->cap)
+    return 0;
+  int cap = s->cap ? s->cap : 64;
+  while (cap <= fd)
+    cap *= 2;
+  struct anypoll__reg **t = realloc(s->by_fd, (size_t)cap * sizeof *t);
+  if (t == NULL) {
+    errno = ENOMEM;
+    return -1;
+  }
+  for (int i = s->cap; i < cap; i++)
+    t[i] = NULL;
+  s->by_fd = t;
+  s->cap = cap;
+  return 0;
+}
+
+static int iocp_add(struct anypoll__set *s, int fd, unsigned events, void *data) {
+  struct anypoll__item item;
+  anypoll__classify((SOCKET)(intptr_t)fd, &item);
+  if (item.kind == ANYPOLL_KIND_INVALID || item.kind == ANYPOLL_KIND_IGNORED) {
+    errno = EBADF;
+    return -1;
+  }
+  if (item.kind == ANYPOLL_KIND_PIPE && item.readable && !item.mode_known)
+    item.async = anypoll__handle_is_async(item.handle);
+  if (item.kind == ANYPOLL_KIND_SOCKET && s->afd == NULL &&
+      anypoll__set_socket_open(s) != 0)
+    return -1;
+  if (iocp_grow(s, fd) != 0)
+    return -1;
+  struct anypoll__reg *r = calloc(1, sizeof *r);
+  if (r == NULL) {
+    errno = ENOMEM;
+    return -1;
+  }
+  r->set = s;
+  r->fd = fd;
+  r->events = events;
+  r->data = data;
+  r->item = item;
+  r->item.have_info = 0; /* the info is of now; the first check asks */
+  r->refs = 1;
+  r->fresh = 1;
+  if (item.kind == ANYPOLL_KIND_PIPE && !item.sole)
+    s->has_dups = 1;
+  s->by_fd[fd] = r;
+  iocp_update_push(s, r);
+  return 0;
+}
+
+int anypoll__set_iocp_ctl(void *state, int op, int fd, unsigned events,
+                          void *data) {
+  struct anypoll__set *s = state;
+  int result = 0;
+  AcquireSRWLockExclusive(&s->lock);
+  struct anypoll__reg *r = iocp_lookup(s, fd);
+  switch (op) {
+  case ANYPOLL__SET_ADD:
+    if (r != NULL) {
+      errno = EEXIST;
+      result = -1;
+    } else {
+      result = iocp_add(s, fd, events, data);
+    }
+    break;
+  case ANYPOLL__SET_MOD:
+    if (r == NULL) {
+      errno = ENOENT;
+      result = -1;
+      break;
+    }
+    /* What is armed was armed for the old events: start afresh. */
+    iocp_stop(r);
+    InterlockedExchange(&r->stopping, 0);
+    r->events = events;
+    r->data = data;
+    r->disabled = 0;
+    r->fresh = 1;
+    r->have_result = 0;
+    r->no_wait = 0;
+    iocp_check_remove(s, r);
+    iocp_update_push(s, r);
+    break;
+  case ANYPOLL__SET_DEL:
+    if (r == NULL) {
+      errno = ENOENT;
+      result = -1;
+    } else {
+      iocp_unregister(s, r);
+    }
+    break;
+  default:
+    errno = EINVAL;
+    result = -1;
+  }
+  if (result == 0 && op != ANYPOLL__SET_DEL)
+    iocp_wake_one(s);
+  ReleaseSRWLockExclusive(&s->lock);
+  return result;
+}
+
+/* Checks what is on the check list (after the queued registrations have
+ * joined it), from `from` (NULL: the head) to the entry that is last when
+ * it starts, once each, so a ready one moved to the tail is not reported
+ * twice: reports the ready ones into out and arms the others. When out is
+ * full the rest stay at the head, for the next wait (fairness). Sets
+ * *port_armed when an armed source answers through the port even if the
+ * registration is ready now (a socket's AFD poll). */
+static int iocp_run_checks(struct anypoll__set *s, struct anypoll_event *out,
+                           int max, int *port_armed,
+                           struct anypoll__reg *from) {
+  while (s->update_head != NULL) {
+    struct anypoll__reg *r = s->update_head;
+    s->update_head = r->update_next;
+    if (s->update_head == NULL)
+      s->update_tail = NULL;
+    r->on_update = 0;
+    if (!r->disabled)
+      iocp_check_push(s, r);
+  }
+  int n = 0;
+  struct anypoll__reg *last = s->check_tail;
+  struct anypoll__reg *r = from != NULL ? from : s->check_head;
+  while (n < max && r != NULL) {
+    struct anypoll__reg *next = r == last ? NULL : r->check_next;
+    iocp_check_remove(s, r);
+    int revents = iocp_check(r);
+    r->fresh = 0;
+    if (revents > 0) {
+      out[n].fd = r->fd;
+      out[n].events = (unsigned)revents;
+      out[n].data = r->data;
+      n++;
+      if (r->events & ANYPOLL_ONESHOT)
+        r->disabled = 1;
+      else
+        iocp_check_push(s, r);
+    } else {
+      if (revents < 0)
+        *port_armed = 1;
+      if (iocp_arm(r) != 0) {
+        /* The source could not be armed (out of threads or handles): say
+         * so through the entry, as poll reports what it cannot watch. */
+        out[n].fd = r->fd;
+        out[n].events = POLLERR;
+        out[n].data = r->data;
+        n++;
+        iocp_check_push(s, r);
+      }
+    }
+    r = next;
+  }
+  return n;
+}
+
+static LONGLONG iocp_qpc(void) {
+  LARGE_INTEGER t;
+  QueryPerformanceCounter(&t);
+  return t.QuadPart;
+}
+
+int anypoll__set_iocp_wait(void *state, struct anypoll_event *out, int max,
+                           int timeout_ms) {
+  struct anypoll__set *s = state;
+  LARGE_INTEGER f;
+  QueryPerformanceFrequency(&f);
+  LONGLONG deadline = iocp_qpc() + ((LONGLONG)timeout_ms * f.QuadPart + 999) / 1000;
+  int result;
+  AcquireSRWLockExclusive(&s->lock);
+  for (;;) {
+    int port_armed = 0;
+    int n = iocp_run_checks(s, out, max, &port_armed, NULL);
+    if (n > 0 && n < max && port_armed) {
+      /* A socket reported by the last wait was re-armed to be checked
+       * again: if it is still ready its packet is already in the port, and
+       * level-triggering wants it in this report too. Only what those
+       * packets bring is checked (after the old tail). */
+      OVERLAPPED_ENTRY e[IOCP_DEQUEUE_MAX];
+      ULONG got = 0;
+      struct anypoll__reg *mark = s->check_tail;
+      if (GetQueuedCompletionStatusEx(s->port, e, IOCP_DEQUEUE_MAX, &got, 0,
+                                      FALSE)) {
+        for (ULONG i = 0; i < got; i++)
+          iocp_take_packet(s, &e[i]);
+        struct anypoll__reg *from =
+            mark != NULL ? mark->check_next : s->check_head;
+        if (from != NULL)
+          n += iocp_run_checks(s, out + n, max - n, &port_armed, from);
+      }
+    }
+    if (n > 0) {
+      /* Ready ones left over, or reported ones that stay ready: another
+       * waiter asleep in the port should look too. */
+      if (s->check_head != NULL)
+        iocp_wake_one(s);
+      result = n;
+      break;
+    }
+    DWORD ms;
+    if (timeout_ms < 0) {
+      ms = INFINITE;
+    } else {
+      LONGLONG left = deadline - iocp_qpc();
+      ms = left <= 0 ? 0
+                     : (DWORD)((left * 1000 + f.QuadPart - 1) / f.QuadPart);
+    }
+    s->waiters++;
+    ReleaseSRWLockExclusive(&s->lock);
+    OVERLAPPED_ENTRY e[IOCP_DEQUEUE_MAX];
+    ULONG got = 0;
+    BOOL ok = GetQueuedCompletionStatusEx(s->port, e, IOCP_DEQUEUE_MAX, &got, ms,
+                                          TRUE);
+    DWORD error = ok ? 0 : GetLastError();
+    AcquireSRWLockExclusive(&s->lock);
+    s->waiters--;
+    if (!ok) {
+      if (error == WAIT_IO_COMPLETION) {
+        errno = EINTR;
+        result = -1;
+        break;
+      }
+      if (error != WAIT_TIMEOUT) {
+        result = anypoll__set_errno_win(error);
+        break;
+      }
+      if (ms == 0 || (timeout_ms >= 0 && deadline - iocp_qpc() <= 0)) {
+        result = 0;
+        break;
+      }
+      continue;
+    }
+    for (ULONG i = 0; i < got; i++)
+      iocp_take_packet(s, &e[i]);
+    if (ms == 0 && s->check_head == NULL) {
+      result = 0;
+      break;
+    }
+  }
+  ReleaseSRWLockExclusive(&s->lock);
+  return result;
+}

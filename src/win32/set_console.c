@@ -1,0 +1,37 @@
+/* Consoles in a watch set. An input handle is signalled while any input
+ * record is queued: a thread-pool wait on it posts the registration, and
+ * the check (console.c) removes the records read() would skip, so that
+ * focus and mouse records do not keep the wait firing. A partial line
+ * (line input mode) keeps the handle signalled and only a person's Enter
+ * ends it: it is checked again on a timer instead, as anypoll_poll does.
+ * Screen buffers are always writable. */
+#include "set_win.h"
+
+short anypoll__set_console_check(struct anypoll__reg *r) {
+  return anypoll__console_check(&r->item, (short)(r->events & 0xffff));
+}
+
+int anypoll__set_console_arm(struct anypoll__reg *r) {
+  if (r->item.kind != ANYPOLL_KIND_CONSOLE_IN || !(r->events & POLLIN))
+    return 0;
+  if (r->wait != NULL) {
+    UnregisterWaitEx(r->wait, INVALID_HANDLE_VALUE);
+    r->wait = NULL;
+  }
+  if (!anypoll__console_waitable(&r->item))
+    return anypoll__set_timer(r, ANYPOLL_RECHECK_CONSOLE_MS);
+  if (!RegisterWaitForSingleObject(&r->wait, r->item.handle,
+                                   anypoll__set_post_cb, r, INFINITE,
+                                   WT_EXECUTEONLYONCE | WT_EXECUTEINWAITTHREAD)) {
+    r->wait = NULL;
+    return anypoll__set_errno_win(GetLastError());
+  }
+  return 0;
+}
+
+void anypoll__set_console_stop(struct anypoll__reg *r) {
+  if (r->wait != NULL) {
+    UnregisterWaitEx(r->wait, INVALID_HANDLE_VALUE);
+    r->wait = NULL;
+  }
+}

@@ -1,0 +1,114 @@
+/* Sockets in a watch set: one persistent AFD poll per socket, issued on the
+ * set's own AFD handle, which is associated with the set's port, so the
+ * poll's completion is a packet in the port (wepoll's design). A handle
+ * can be associated with one port only, so each set opens its own AFD
+ * handle; the caller's socket handles are never associated with anything.
+ * The poll is re-issued only after it has completed, when the wait that
+ * took its packet has reported it (or found it not ready). */
+#include <errno.h>
+#include <stdint.h>
+
+#include "set_win.h"
+
+#define IOCTL_AFD_POLL 0x00012024
+
+int anypoll__set_socket_open(struct anypoll__set *s) {
+  /* Any name under \Device\Afd opens the driver. */
+  static WCHAR path[] = L"\\Device\\Afd\\anypoll-set";
+  UNICODE_STRING name = { sizeof path - sizeof path[0], sizeof path, path };
+  OBJECT_ATTRIBUTES attr;
+  InitializeObjectAttributes(&attr, &name, 0, NULL, NULL);
+  IO_STATUS_BLOCK iosb;
+  HANDLE h;
+  if (anypoll__nt.create_file(&h, SYNCHRONIZE, &attr, &iosb, NULL, 0,
+                              FILE_SHARE_READ | FILE_SHARE_WRITE, FILE_OPEN, 0,
+                              NULL, 0) < 0) {
+    errno = ENOSYS;
+    return -1;
+  }
+  if (CreateIoCompletionPort(h, s->port, ANYPOLL_SET_KEY_AFD, 0) == NULL) {
+    int r = anypoll__set_errno_win(GetLastError());
+    CloseHandle(h);
+    return r;
+  }
+  /* The handle is never waited on: completions that signal it would be
+   * work for nothing. */
+  SetFileCompletionNotificationModes(h, FILE_SKIP_SET_EVENT_ON_HANDLE);
+  s->afd = h;
+  return 0;
+}
+
+int anypoll__set_socket_check(struct anypoll__reg *r) {
+  short ev = (short)(r->events & 0xffff);
+  if (r->fresh) {
+    /* A full check, the one anypoll_poll makes (it also tells a
+     * never-connected stream socket, for which AFD has no event); it also
+     * finds the base handle the polls are issued for. */
+    struct pollfd p = { (SOCKET)(intptr_t)r->fd, ev, 0 };
+    if (anypoll__socket_check(&p, &r->item, 1) != 0)
+      return POLLERR;
+    r->base = r->item.afd_base;
+    return p.revents;
+  }
+  if (!r->have_result)
+    return -1; /* only the AFD poll can tell: arm it */
+  r->have_result = 0;
+  return anypoll__socket_revents(r->afd.events, ev, r->item.stream);
+}
+
+int anypoll__set_socket_arm(struct anypoll__reg *r) {
+  /* A poll still in flight (pending, or cancelled by a mod and not yet
+   * out of the port) will come back and make the registration be checked
+   * again: its buffer and status block cannot be reused before. */
+  if (r->afd_pending)
+    return 0;
+  struct anypoll__set *s = r->set;
+  r->afd.timeout.QuadPart = INT64_MAX;
+  r->afd.count = 1;
+  r->afd.exclusive = FALSE;
+  r->afd.handle = r->base;
+  r->afd.events =
+      anypoll__socket_afd_events((short)(r->events & 0xffff), r->item.stream);
+  r->afd.status = 0;
+  r->iosb.Status = STATUS_PENDING;
+  InterlockedIncrement(&r->refs);
+  InterlockedIncrement(&s->inflight);
+  r->afd_pending = 1;
+  /* No event, no APC routine: the completion goes to the port, with the
+   * status block's address as its OVERLAPPED. */
+  NTSTATUS st = anypoll__nt.device_io_control_file(
+      s->afd, NULL, NULL, &r->iosb, &r->iosb, IOCTL_AFD_POLL, &r->afd,
+      sizeof r->afd, &r->afd, sizeof r->afd);
+  if (st < 0 && st != STATUS_PENDING) {
+    /* Failed before it was queued: no packet will come. */
+    r->afd_pending = 0;
+    InterlockedDecrement(&s->inflight);
+    InterlockedDecrement(&r->refs);
+    /* A closed socket (its base handle gone): report it invalid. */
+    r->afd.events = 0x0020; /* AFD_POLL_LOCAL_CLOSE */
+    r->have_result = 1;
+    anypoll__set_post(r);
+  }
+  return 0;
+}
+
+void anypoll__set_socket_done(struct anypoll__reg *r) {
+  r->afd_pending = 0;
+  NTSTATUS st = r->iosb.Status;
+  if (st >= 0 && r->afd.count > 0) {
+    r->have_result = 1;
+  } else if (st < 0 && st != ANYPOLL_STATUS_CANCELLED) {
+    r->afd.events = 0x0020; /* the socket went away under the poll */
+    r->have_result = 1;
+  }
+}
+
+void anypoll__set_socket_stop(struct anypoll__reg *r) {
+  /* The cancelled poll's packet comes out of the port later, holding its
+   * own reference to r. */
+  if (r->afd_pending) {
+    IO_STATUS_BLOCK cancel;
+    anypoll__nt.cancel_io_file_ex(r->set->afd, &r->iosb, &cancel);
+  }
+  r->have_result = 0;
+}

@@ -1,0 +1,135 @@
+/* The watch set's Windows backend: one I/O completion port per set, and
+ * the contract between the port (set.c) and the registration kinds
+ * (set_pipe.c, set_socket.c, set_console.c). */
+#ifndef ANYPOLL_SET_WIN_H
+#define ANYPOLL_SET_WIN_H
+
+#include "../set.h"
+#include "win.h"
+
+/* Completion keys of the packets a set's port receives. */
+enum {
+  ANYPOLL_SET_KEY_WAKE = 1, /* a ctl or another waiter wants a look */
+  ANYPOLL_SET_KEY_REG = 2,  /* lpOverlapped is a registration to check */
+  ANYPOLL_SET_KEY_AFD = 3   /* an AFD poll ended: lpOverlapped is its
+                               registration's iosb */
+};
+
+/* One AFD poll over one socket (the layout IOCTL_AFD_POLL takes). */
+struct anypoll__afd_poll {
+  LARGE_INTEGER timeout;
+  ULONG count;
+  ULONG exclusive;
+  HANDLE handle;
+  ULONG events;
+  NTSTATUS status;
+};
+
+struct anypoll__set;
+
+/* One registered descriptor. Reference-counted: the set's table holds one
+ * reference, and so does each packet on its way through the port (a
+ * posted notification, a pending AFD poll), so that a registration
+ * deleted while one is in flight is freed only when it comes out. */
+struct anypoll__reg {
+  struct anypoll__set *set;
+  struct anypoll__reg *check_prev, *check_next; /* the check list */
+  struct anypoll__reg *update_next;             /* the update queue */
+  unsigned on_check : 1, on_update : 1;
+  unsigned disabled : 1; /* ONESHOT reported; until mod */
+  unsigned deleted : 1;  /* out of the table; freed with the last ref */
+  int fd;
+  unsigned events;
+  void *data;
+  struct anypoll__item item;
+  volatile LONG refs;
+  volatile LONG posted; /* a KEY_REG packet of it is in the port */
+  volatile LONG stopping; /* del/mod/free: callbacks post nothing more */
+  /* Pipes (set_pipe.c). */
+  struct anypoll__pipe_sub *sub; /* synchronous read end: the helper read */
+  int no_wait;                   /* its read cannot block: timer instead */
+  HANDLE timer;                  /* a re-check timer, or NULL */
+  /* Asynchronous pipes and consoles: a thread-pool wait posting to the
+   * port (wait), and for asynchronous pipes the overlapped read. */
+  HANDLE wait;
+  HANDLE event;
+  OVERLAPPED ov;
+  int ov_pending;
+  /* Sockets (set_socket.c). */
+  HANDLE base;
+  IO_STATUS_BLOCK iosb;
+  struct anypoll__afd_poll afd;
+  int afd_pending;
+  int have_result; /* afd.events holds an answer not yet reported */
+  int fresh;       /* never checked: the first check is a full one */
+};
+
+struct anypoll__set {
+  HANDLE port;
+  SRWLOCK lock;
+  HANDLE afd; /* this set's AFD handle (associated with port), or NULL */
+  LONG64 id;  /* owner of the helper reads it starts (pipe.c) */
+  int has_dups; /* a registered pipe had other handles: compare them all */
+  struct anypoll__reg **by_fd;
+  int cap;
+  struct anypoll__reg *check_head, *check_tail;
+  struct anypoll__reg *update_head, *update_tail;
+  int waiters;
+  volatile LONG inflight; /* packets owed by the port */
+};
+
+/* set.c: queues a KEY_REG packet for r unless one is in the port already
+ * or r is stopping; from any thread, never waits. */
+ANYPOLL__INTERNAL
+void anypoll__set_post(struct anypoll__reg *r);
+/* set.c: drops a reference; frees r with the last. */
+ANYPOLL__INTERNAL
+void anypoll__set_unref(struct anypoll__reg *r);
+/* set.c: a thread-pool callback that posts r (for waits and timers). */
+ANYPOLL__INTERNAL
+void CALLBACK anypoll__set_post_cb(void *r, BOOLEAN timed_out);
+/* set.c: (re)starts r's re-check timer (ms), posting r when it fires. */
+ANYPOLL__INTERNAL
+int anypoll__set_timer(struct anypoll__reg *r, DWORD ms);
+
+/* Per kind, under the set's lock. check: revents now, or -1 when only the
+ * armed source can tell (a socket's AFD poll). arm: start the wake-up
+ * source(s), 0 or -1 and errno. stop: end them and wait until no callback
+ * of them runs (mod, del, free). */
+ANYPOLL__INTERNAL
+short anypoll__set_pipe_check(struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+int anypoll__set_pipe_arm(struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+void anypoll__set_pipe_stop(struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+int anypoll__set_socket_open(struct anypoll__set *s);
+ANYPOLL__INTERNAL
+int anypoll__set_socket_check(struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+int anypoll__set_socket_arm(struct anypoll__reg *r);
+/* A KEY_AFD packet of r came out of the port. */
+ANYPOLL__INTERNAL
+void anypoll__set_socket_done(struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+void anypoll__set_socket_stop(struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+short anypoll__set_console_check(struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+int anypoll__set_console_arm(struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+void anypoll__set_console_stop(struct anypoll__reg *r);
+
+/* The backend's functions (set_default.c names them as the default). */
+ANYPOLL__INTERNAL
+void *anypoll__set_iocp_create(void);
+ANYPOLL__INTERNAL
+int anypoll__set_iocp_destroy(void *state);
+ANYPOLL__INTERNAL
+int anypoll__set_iocp_ctl(void *state, int op, int fd, unsigned events,
+                          void *data);
+ANYPOLL__INTERNAL
+int anypoll__set_iocp_wait(void *state, struct anypoll_event *out, int max,
+                           int timeout_ms);
+
+#endif /* ANYPOLL_SET_WIN_H */

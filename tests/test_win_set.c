@@ -1,0 +1,107 @@
+/* The watch set's Windows backend, on what only Windows has: a helper read
+ * shared with anypoll_poll under the lock model, overlapped pipes, and a
+ * socket closed before its del. Through the backend's table, as the front
+ * end calls it once it has checked the arguments (test_set.c covers the
+ * public API on every platform). */
+#include <winsock2.h>
+#include <windows.h>
+#include <fcntl.h>
+#include <io.h>
+#include <string.h>
+
+#include "set.h"
+#include "test.h"
+
+#define B anypoll__set_default_backend
+
+/* The set's read on a pipe is the one anypoll_poll uses: a poll of the same
+ * pipe while the set's read is pending shares it (the lock model would end
+ * the test on a second read, or on a query behind the read), and the poll's
+ * return does not cancel it: the set still sees the write. */
+TEST(set_win_read_shared_with_poll) {
+  int p[2];
+  tp_pipe(p);
+  void *s = B.create();
+  ASSERT(s != NULL);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN, NULL), 0);
+  struct anypoll_event ev[4];
+  ASSERT_EQ(B.wait(s, ev, 4, 50), 0);
+  struct pollfd pf;
+  tp_pfd(&pf, p[0], POLLIN);
+  ASSERT_EQ(anypoll_poll(&pf, 1, 50), 0);
+  ASSERT_EQ(_write(p[1], "x", 1), 1);
+  ASSERT_EQ(B.wait(s, ev, 4, 5000), 1);
+  ASSERT_EQ(ev[0].fd, p[0]);
+  ASSERT_EQ(ev[0].events, (unsigned)POLLIN);
+  ASSERT_EQ(anypoll_poll(&pf, 1, 0), 1);
+  ASSERT_EQ(pf.revents, POLLIN);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_DEL, p[0], 0, NULL), 0);
+  ASSERT_EQ(B.destroy(s), 0);
+  _close(p[0]);
+  _close(p[1]);
+}
+
+/* An overlapped named pipe's read end: waited on with an overlapped read,
+ * level-triggered, and POLLHUP once the client is gone. */
+TEST(set_win_overlapped_pipe) {
+  WCHAR name[64];
+  wsprintfW(name, L"\\\\.\\pipe\\anypoll-set-%lu", GetCurrentProcessId());
+  HANDLE srv = CreateNamedPipeW(name, PIPE_ACCESS_INBOUND | FILE_FLAG_OVERLAPPED,
+                                PIPE_TYPE_BYTE | PIPE_WAIT, 1, 4096, 4096, 0,
+                                NULL);
+  ASSERT(srv != INVALID_HANDLE_VALUE);
+  HANDLE cli = CreateFileW(name, GENERIC_WRITE, 0, NULL, OPEN_EXISTING, 0,
+                           NULL);
+  ASSERT(cli != INVALID_HANDLE_VALUE);
+  int fd = _open_osfhandle((intptr_t)srv, 0);
+  ASSERT(fd >= 0);
+  void *s = B.create();
+  ASSERT(s != NULL);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, fd, POLLIN, (void *)9), 0);
+  struct anypoll_event ev[4];
+  ASSERT_EQ(B.wait(s, ev, 4, 100), 0);
+  DWORD done;
+  ASSERT(WriteFile(cli, "z", 1, &done, NULL) && done == 1);
+  ASSERT_EQ(B.wait(s, ev, 4, 5000), 1);
+  ASSERT_EQ(ev[0].events, (unsigned)POLLIN);
+  ASSERT(ev[0].data == (void *)9);
+  ASSERT_EQ(B.wait(s, ev, 4, 0), 1); /* still there: reported again */
+  ASSERT(CloseHandle(cli));
+  ASSERT_EQ(B.wait(s, ev, 4, 5000), 1);
+  ASSERT_EQ(ev[0].events, (unsigned)(POLLIN | POLLHUP));
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_DEL, fd, 0, NULL), 0);
+  ASSERT_EQ(B.destroy(s), 0);
+  _close(fd);
+}
+
+/* A socket closed before its del: reported POLLNVAL by every wait until
+ * the del, beside a ready pipe in the same wait; nothing hangs. */
+TEST(set_win_socket_closed_before_del) {
+  int t[2], p[2];
+  tp_tcp_pair(t);
+  tp_pipe(p);
+  void *s = B.create();
+  ASSERT(s != NULL);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, t[0], POLLIN, (void *)1), 0);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN, (void *)2), 0);
+  struct anypoll_event ev[4];
+  ASSERT_EQ(B.wait(s, ev, 4, 50), 0);
+  ASSERT_EQ(closesocket((SOCKET)_get_osfhandle(t[0])), 0);
+  ASSERT_EQ(B.wait(s, ev, 4, 5000), 1);
+  ASSERT_EQ(ev[0].fd, t[0]);
+  ASSERT_EQ(ev[0].events, (unsigned)POLLNVAL);
+  ASSERT_EQ(_write(p[1], "x", 1), 1);
+  for (int round = 0; round < 3; round++) {
+    ASSERT_EQ(B.wait(s, ev, 4, 5000), 2);
+    unsigned seen = 0;
+    for (int i = 0; i < 2; i++)
+      seen |= ev[i].fd == t[0] ? (ev[i].events == POLLNVAL) * 1u
+                               : (ev[i].events == POLLIN) * 2u;
+    ASSERT_EQ(seen, 3u);
+  }
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_DEL, t[0], 0, NULL), 0);
+  ASSERT_EQ(B.destroy(s), 0);
+  _close(p[0]);
+  _close(p[1]);
+  _close(t[1]);
+}
