@@ -282,7 +282,7 @@ static int lock_model_child(const char *order) {
   if (strcmp(order, "call-after-read") == 0) {
     tp_thread_start(tp_poll_forever, &f);
     Sleep(300); /* the helper's read is pending by now */
-    anypoll__onh_begin(h, "a deliberate call");
+    anypoll__model_call_begin(h, "a deliberate call");
     return 0; /* the model did not fire */
   }
   if (strcmp(order, "read-after-call") == 0) {
@@ -292,7 +292,7 @@ static int lock_model_child(const char *order) {
       return 2;
     /* A call in progress on a duplicate, unknown to the gate: the helper
      * starts its read, which the model must catch. */
-    anypoll__onh_begin(dup, "a deliberate call");
+    anypoll__model_call_begin(dup, "a deliberate call");
     tp_thread_start(tp_poll_forever, &f);
     Sleep(1000);
     return 0;

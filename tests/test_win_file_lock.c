@@ -302,9 +302,9 @@ TEST(duplex_sync_pipe_written_while_polled) {
   tp_thread *t = tp_thread_start(tp_poll_forever, &f);
   tp_sleep_ms(300); /* long enough for a helper's read to be pending */
   DWORD n = 0;
-  anypoll__onh_begin(server, "the program's WriteFile");
+  anypoll__model_call_begin(server, "the program's WriteFile");
   ASSERT(WriteFile(server, "q", 1, &n, NULL));
-  anypoll__onh_end(server);
+  anypoll__model_call_end(server);
   ASSERT_EQ(n, 1);
   ASSERT_EQ(f.result, -2);
   char c = 0;

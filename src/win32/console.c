@@ -26,7 +26,7 @@ static SRWLOCK check_lock = SRWLOCK_INIT;
  * be looked up and trusted. */
 static BOOL discard_records(HANDLE h, INPUT_RECORD *records, DWORD n) {
   DWORD got = 0;
-  return ReadConsoleInputW(h, records, n, &got);
+  return anypoll__sys_console_read(h, records, n, &got);
 }
 
 /* A record that ReadFile/ReadConsole turn into a character: a key-down
@@ -77,7 +77,7 @@ static int is_enter(const INPUT_RECORD *r) {
  * counts. */
 static short check_input(const struct anypoll__item *item, short events) {
   DWORD mode = 0;
-  if (!GetConsoleMode(item->handle, &mode))
+  if (!anypoll__sys_console_mode(item->handle, &mode))
     return POLLERR;
   int line_mode = (mode & ENABLE_LINE_INPUT) != 0;
   INPUT_RECORD stack_records[STACK_RECORDS];
@@ -90,13 +90,13 @@ static short check_input(const struct anypoll__item *item, short events) {
      * round trip to the console host, and a partial line is checked again
      * and again: no call more than needed.) */
     DWORD got = 0;
-    if (!PeekConsoleInputW(item->handle, records, size, &got)) {
+    if (!anypoll__sys_console_peek(item->handle, records, size, &got)) {
       result = POLLERR;
       break;
     }
     if (got == size) {
       DWORD count = 0;
-      if (!GetNumberOfConsoleInputEvents(item->handle, &count)) {
+      if (!anypoll__sys_console_count(item->handle, &count)) {
         result = POLLERR;
         break;
       }
@@ -155,22 +155,18 @@ static short check_input(const struct anypoll__item *item, short events) {
  * again and again. */
 int anypoll__console_waitable(const struct anypoll__item *item) {
   DWORD count = 0;
-  anypoll__onh_begin(item->handle, "GetNumberOfConsoleInputEvents");
-  BOOL ok = GetNumberOfConsoleInputEvents(item->handle, &count);
-  anypoll__onh_end(item->handle);
+  BOOL ok = anypoll__sys_console_count(item->handle, &count);
   return !ok /* the next check reports the error */ || count == 0;
 }
 
 /* No read of ours is ever pending on a console, so the gate has nothing to
- * hold these calls for; they are announced to the lock model all the same,
- * as every call on a caller's handle is. */
+ * hold these calls for; each goes through the door (syscall.c), which
+ * announces it to the lock model, as every call on a caller's handle is. */
 short anypoll__console_check(const struct anypoll__item *item, short events) {
   if (item->kind == ANYPOLL_KIND_CONSOLE_OUT)
     return (short)(events & POLLOUT);
-  anypoll__onh_begin(item->handle, "console input calls");
   AcquireSRWLockExclusive(&check_lock);
   short revents = check_input(item, events);
   ReleaseSRWLockExclusive(&check_lock);
-  anypoll__onh_end(item->handle);
   return revents;
 }

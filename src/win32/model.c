@@ -44,7 +44,11 @@ static void record(HANDLE h, const char *call, int is_read) {
      * (it would queue for the lock where no cancel reaches it). */
     if (!is_read && slots[i].call != NULL)
       continue;
-    if (anypoll__same_object(slots[i].handle, h))
+    /* NtCompareObjects directly (init.c's table): the model sits below
+     * every other layer, the identity check of watch.c included. */
+    if (slots[i].handle == h ||
+        (anypoll__win_init() == 0 && anypoll__nt.compare_objects != NULL &&
+         anypoll__nt.compare_objects(slots[i].handle, h) == 0))
       model_fail(is_read ? "a zero-byte read of ours" : call, h, &slots[i]);
   }
   if (used == MODEL_SLOTS) {
@@ -72,10 +76,12 @@ static void forget(HANDLE h, int is_read) {
   ReleaseSRWLockExclusive(&model_lock);
 }
 
-void anypoll__onh_begin(HANDLE h, const char *call) { record(h, call, 0); }
-void anypoll__onh_end(HANDLE h) { forget(h, 0); }
-void anypoll__onh_read_begin(HANDLE h) { record(h, NULL, 1); }
-void anypoll__onh_read_end(HANDLE h) { forget(h, 1); }
+void anypoll__model_call_begin(HANDLE h, const char *call) {
+  record(h, call, 0);
+}
+void anypoll__model_call_end(HANDLE h) { forget(h, 0); }
+void anypoll__model_read_begin(HANDLE h) { record(h, NULL, 1); }
+void anypoll__model_read_end(HANDLE h) { forget(h, 1); }
 
 /* ---- A strict C runtime ------------------------------------------------ */
 

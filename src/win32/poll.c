@@ -79,11 +79,10 @@ static DWORD ms_left(LONGLONG deadline, LONGLONG freq) {
 /* ---- Checks -------------------------------------------------------------- */
 
 /* Checks every entry. After a wake-up (w not NULL), entries whose wake-up
- * source was cancelled while still pending are left out: a pipe whose read
- * was aborted (item quiet) had no data and a live writer at that moment,
- * and sockets whose AFD poll was cancelled (w->sockets_quiet) had none of
- * the events asked; both read 0 as of then, which is what a check would
- * have said at that moment. Only what fired, and what has no wake-up
+ * source was cancelled while still pending are left out (pipe.c decides
+ * for pipes): sockets whose AFD poll was cancelled (w->sockets_quiet) had
+ * none of the events asked, and read 0 as of then, which is what a check
+ * would have said at that moment. Only what fired, and what has no wake-up
  * source (write ends, reads that cannot block, consoles), is asked again. */
 static int check_items(struct pollfd *fds, struct anypoll__item *items,
                        anypoll_nfds_t nfds, const struct anypoll__waiter *w) {
@@ -106,13 +105,7 @@ static int check_items(struct pollfd *fds, struct anypoll__item *items,
       fds[i].revents = POLLNVAL;
       break;
     case ANYPOLL_KIND_PIPE:
-      if (w != NULL && it->quiet && !(it->writable && (ev & POLLOUT)))
-        fds[i].revents = 0;
-      else
-        fds[i].revents = anypoll__pipe_check(it, ev);
-      /* Both hold for one check only. */
-      it->have_info = 0;
-      it->quiet = 0;
+      fds[i].revents = anypoll__pipe_recheck(it, ev, w != NULL);
       break;
     case ANYPOLL_KIND_SOCKET:
       break; /* done above, all at once */
@@ -164,12 +157,8 @@ static int arm_all(struct anypoll__waiter *w, struct wait_set *ws,
     struct anypoll__item *it = &items[i];
     switch (it->kind) {
     case ANYPOLL_KIND_PIPE:
-      /* Every read end is watched, POLLIN asked or not: its POLLHUP is
-       * reported regardless. */
-      if (anypoll__pipe_arm_sync(w, it) != 0)
+      if (anypoll__pipe_arm_sync(w, it, fds[i].events) != 0)
         return -1;
-      if (it->writable && (fds[i].events & POLLOUT))
-        anypoll__want_recheck(w, ANYPOLL_RECHECK_WRITE_MS);
       break;
     case ANYPOLL_KIND_CONSOLE_IN:
       if (!(fds[i].events & POLLIN))
@@ -195,47 +184,18 @@ static void disarm_all(struct anypoll__waiter *w) {
   w->recheck_ms = 0;
 }
 
-/* A pipe read end whose read ended by itself, and which then was not
- * ready, twice in a row, is treated as one whose read cannot block: a read
- * that returns success with no data would otherwise make the helper and
- * this loop spin. Once is not enough, as another thread may simply have
- * read the data first. */
-static void note_empty_fires(struct anypoll__item *items, anypoll_nfds_t nfds) {
-  for (anypoll_nfds_t i = 0; i < nfds; i++) {
-    struct anypoll__item *it = &items[i];
-    if (it->kind != ANYPOLL_KIND_PIPE)
-      continue;
-    if (!it->fired)
-      it->empty_fires = 0;
-    else if (++it->empty_fires >= 2)
-      it->no_wait = 1;
-    it->fired = 0;
-  }
-}
-
 static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
                      anypoll_nfds_t nfds, int timeout_ms, HANDLE event) {
   LONGLONG freq = qpc_freq();
   /* Rounded up, like every conversion of time here: never early. */
   LONGLONG deadline = qpc_now() + ((LONGLONG)timeout_ms * freq + 999) / 1000;
 
-  anypoll_nfds_t pipes = 0, async = 0;
-  for (anypoll_nfds_t i = 0; i < nfds; i++) {
-    if (items[i].kind == ANYPOLL_KIND_PIPE && items[i].readable) {
-      if (!items[i].mode_known)
-        items[i].async = anypoll__handle_is_async(items[i].handle);
-      if (items[i].async)
-        async++;
-      else
-        pipes++;
-    }
-  }
   struct anypoll__waiter w;
   ZeroMemory(&w, sizeof w);
   w.event = event;
   static volatile LONG64 calls;
   w.call_id = InterlockedIncrement64(&calls);
-  if (anypoll__pipe_prepare(&w, pipes, async) != 0)
+  if (anypoll__pipe_prepare(&w, items, nfds) != 0)
     return -1;
   int result;
   struct wait_set *ws = malloc(sizeof *ws);
@@ -282,7 +242,7 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
     result = check_items(fds, items, nfds, &w);
     if (result != 0)
       break;
-    note_empty_fires(items, nfds);
+    anypoll__pipe_after_round(items, nfds);
     if (timeout_ms >= 0 && ms_left(deadline, freq) == 0)
       break;
   }

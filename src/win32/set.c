@@ -82,48 +82,6 @@ static void iocp_update_remove(struct anypoll__set *s, struct anypoll__reg *r) {
   r->on_update = 0;
 }
 
-/* ---- Packets --------------------------------------------------------------- */
-
-void anypoll__set_unref(struct anypoll__reg *r) {
-  if (InterlockedDecrement(&r->refs) == 0)
-    free(r);
-}
-
-void anypoll__set_post(struct anypoll__reg *r) {
-  if (r->stopping || InterlockedCompareExchange(&r->posted, 1, 0) != 0)
-    return;
-  struct anypoll__set *s = r->set;
-  InterlockedIncrement(&r->refs);
-  InterlockedIncrement(&s->inflight);
-  if (!PostQueuedCompletionStatus(s->port, 0, ANYPOLL_SET_KEY_REG,
-                                  (OVERLAPPED *)r)) {
-    /* Out of non-paged pool: the registration would be lost. Nothing can
-     * be done from a callback; its next check (any mod) finds it. */
-    InterlockedDecrement(&s->inflight);
-    InterlockedExchange(&r->posted, 0);
-    anypoll__set_unref(r);
-  }
-}
-
-void CALLBACK anypoll__set_post_cb(void *r, BOOLEAN timed_out) {
-  (void)timed_out;
-  anypoll__set_post(r);
-}
-
-int anypoll__set_timer(struct anypoll__reg *r, DWORD ms) {
-  if (r->timer != NULL) {
-    /* Waits for a running callback: it only posts. */
-    DeleteTimerQueueTimer(NULL, r->timer, INVALID_HANDLE_VALUE);
-    r->timer = NULL;
-  }
-  if (!CreateTimerQueueTimer(&r->timer, NULL, anypoll__set_post_cb, r, ms, 0,
-                             WT_EXECUTEONLYONCE)) {
-    r->timer = NULL;
-    return anypoll__set_errno_win(GetLastError());
-  }
-  return 0;
-}
-
 static void iocp_wake_one(struct anypoll__set *s) {
   if (s->waiters > 0)
     PostQueuedCompletionStatus(s->port, 0, ANYPOLL_SET_KEY_WAKE, NULL);
@@ -231,8 +189,11 @@ static void iocp_take_packet(struct anypoll__set *s, const OVERLAPPED_ENTRY *e) 
     InterlockedExchange(&r->posted, 0);
     break;
   case ANYPOLL_SET_KEY_AFD:
-    r = (struct anypoll__reg *)((char *)e->lpOverlapped -
-                                offsetof(struct anypoll__reg, iosb));
+    /* Through void *: the status block is inside the registration, so the
+     * result is aligned, which a char * cast cannot tell the compiler
+     * (-Wcast-align=strict, the gnulib host flags). */
+    r = (struct anypoll__reg *)(void *)((char *)e->lpOverlapped -
+                                        offsetof(struct anypoll__reg, iosb));
     anypoll__set_socket_done(r);
     break;
   default:
@@ -296,7 +257,7 @@ static int iocp_add(struct anypoll__set *s, int fd, unsigned events, void *data)
     return -1;
   }
   if (item.kind == ANYPOLL_KIND_PIPE && item.readable && !item.mode_known)
-    item.async = anypoll__handle_is_async(item.handle);
+    item.async = anypoll__pipe_is_async(item.handle);
   if (item.kind == ANYPOLL_KIND_SOCKET && s->afd == NULL &&
       anypoll__set_socket_open(s) != 0)
     return -1;

@@ -20,9 +20,8 @@ int anypoll__set_console_arm(struct anypoll__reg *r) {
   }
   if (!anypoll__console_waitable(&r->item))
     return anypoll__set_timer(r, ANYPOLL_RECHECK_CONSOLE_MS);
-  if (!RegisterWaitForSingleObject(&r->wait, r->item.handle,
-                                   anypoll__set_post_cb, r, INFINITE,
-                                   WT_EXECUTEONLYONCE | WT_EXECUTEINWAITTHREAD)) {
+  if (!anypoll__sys_console_wait(&r->wait, r->item.handle,
+                                 anypoll__set_post_cb, r)) {
     r->wait = NULL;
     return anypoll__set_errno_win(GetLastError());
   }

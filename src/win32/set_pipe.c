@@ -1,6 +1,6 @@
 /* Pipes in a watch set.
  *
- * A synchronous read end keeps one subscription to pipe.c's zero-byte read
+ * A synchronous read end keeps one subscription to watch.c's zero-byte read
  * (a pooled helper parked in ReadFile) for as long as it is registered:
  * the read persists across waits, is shared with any anypoll_poll waiting
  * on the same file object (which therefore never cancels it), obeys the
@@ -22,9 +22,12 @@
 
 #include "set_win.h"
 
-static void iocp_notify(void *ctx, int no_wait) {
-  struct anypoll__reg *r = ctx;
-  if (no_wait)
+/* Called by watch.c when the read ends, under its table lock: it only
+ * posts. A read that ended at once with neither data nor end-of-file
+ * cannot be waited on: the registration is re-checked on a timer. */
+static void iocp_notify(struct anypoll__watch_sub *sub) {
+  struct anypoll__reg *r = sub->ctx;
+  if (sub->outcome == ANYPOLL_WATCH_NO_WAIT)
     r->no_wait = 1;
   anypoll__set_post(r);
 }
@@ -49,11 +52,8 @@ static int iocp_arm_async(struct anypoll__reg *r) {
   }
   ZeroMemory(&r->ov, sizeof r->ov);
   r->ov.hEvent = (HANDLE)((UINT_PTR)r->event | 1);
-  static char byte;
-  anypoll__onh_begin(r->item.handle, "ReadFile(overlapped)");
-  BOOL ok = ReadFile(r->item.handle, &byte, 0, NULL, &r->ov);
-  DWORD error = ok ? 0 : GetLastError();
-  anypoll__onh_end(r->item.handle);
+  DWORD error;
+  BOOL ok = anypoll__sys_read_zero_overlapped(r->item.handle, &r->ov, &error);
   if (!ok && error != ERROR_IO_PENDING) {
     /* Broken, or a read that cannot block: checked again on a timer (the
      * check reports a broken pipe at once). */
@@ -85,15 +85,20 @@ int anypoll__set_pipe_arm(struct anypoll__reg *r) {
     return iocp_arm_async(r);
   }
   struct anypoll__set *s = r->set;
-  return anypoll__pipe_watch_arm(&r->sub, it, iocp_notify, r, s->id,
-                                 s->has_dups ? 0 : s->id);
+  r->sub.notify = iocp_notify;
+  r->sub.ctx = r;
+  /* Sole while no registered pipe had a second handle: the set's own reads
+   * are then not compared with this handle (see anypoll__pipe_check_owner). */
+  return anypoll__watch_rearm(&r->sub, it->handle, !s->has_dups, s->id);
 }
 
 void anypoll__set_pipe_stop(struct anypoll__reg *r) {
-  anypoll__pipe_watch_stop(r->sub);
-  r->sub = NULL;
+  /* Leaving cancels the read if the set was its last subscriber, and
+   * waits for it to end: the callback is not called after this. */
+  if (r->sub.watch != NULL)
+    anypoll__watch_leave_all(&r->sub, 1);
   if (r->ov_pending) {
-    CancelIoEx(r->item.handle, &r->ov);
+    anypoll__sys_cancel_io(r->item.handle, &r->ov);
     /* The kernel writes the OVERLAPPED until the read completes, which the
      * cancel makes prompt. */
     while (!HasOverlappedIoCompleted(&r->ov))

@@ -46,7 +46,9 @@ struct anypoll__reg {
   volatile LONG posted; /* a KEY_REG packet of it is in the port */
   volatile LONG stopping; /* del/mod/free: callbacks post nothing more */
   /* Pipes (set_pipe.c). */
-  struct anypoll__pipe_sub *sub; /* synchronous read end: the helper read */
+  /* A synchronous read end's subscription to the helper read (watch.c);
+   * sub.watch is NULL while not subscribed. */
+  struct anypoll__watch_sub sub;
   int no_wait;                   /* its read cannot block: timer instead */
   HANDLE timer;                  /* a re-check timer, or NULL */
   /* Asynchronous pipes and consoles: a thread-pool wait posting to the
@@ -68,7 +70,7 @@ struct anypoll__set {
   HANDLE port;
   SRWLOCK lock;
   HANDLE afd; /* this set's AFD handle (associated with port), or NULL */
-  LONG64 id;  /* owner of the helper reads it starts (pipe.c) */
+  LONG64 id;  /* owner of the helper reads it starts (watch.c) */
   int has_dups; /* a registered pipe had other handles: compare them all */
   struct anypoll__reg **by_fd;
   int cap;
@@ -78,17 +80,17 @@ struct anypoll__set {
   volatile LONG inflight; /* packets owed by the port */
 };
 
-/* set.c: queues a KEY_REG packet for r unless one is in the port already
+/* set_post.c: queues a KEY_REG packet for r unless one is in the port already
  * or r is stopping; from any thread, never waits. */
 ANYPOLL__INTERNAL
 void anypoll__set_post(struct anypoll__reg *r);
-/* set.c: drops a reference; frees r with the last. */
+/* set_post.c: drops a reference; frees r with the last. */
 ANYPOLL__INTERNAL
 void anypoll__set_unref(struct anypoll__reg *r);
-/* set.c: a thread-pool callback that posts r (for waits and timers). */
+/* set_post.c: a thread-pool callback that posts r (for waits and timers). */
 ANYPOLL__INTERNAL
 void CALLBACK anypoll__set_post_cb(void *r, BOOLEAN timed_out);
-/* set.c: (re)starts r's re-check timer (ms), posting r when it fires. */
+/* set_post.c: (re)starts r's re-check timer (ms), posting r when it fires. */
 ANYPOLL__INTERNAL
 int anypoll__set_timer(struct anypoll__reg *r, DWORD ms);
 

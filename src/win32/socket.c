@@ -27,8 +27,6 @@
 /* Layers of providers followed before giving up (see base_handle). */
 #define MAX_PROVIDER_LAYERS 8
 
-ANYPOLL__INTERNAL volatile LONG anypoll__test_fail_base_handle;
-ANYPOLL__INTERNAL volatile LONG anypoll__test_bsp_poll_asked;
 
 typedef struct {
   HANDLE Handle;
@@ -69,19 +67,16 @@ static HANDLE afd(void) {
   return afd_handle;
 }
 
-/* Every call on a caller's socket handle is announced to the lock model
- * (win.h), as the pipe and classification calls are: no read of ours is
- * ever pending on a socket, so the model must never fire here, and would
- * if a socket were ever mistaken for a pipe we wait on. */
+/* Through the door (syscall.c), which announces the call to the lock
+ * model: no read of ours is ever pending on a socket. */
 static int ioctl_handle(HANDLE s, DWORD code, HANDLE *out) {
   SOCKET h = INVALID_SOCKET;
-  DWORD bytes;
-  anypoll__onh_begin(s, code == SIO_BASE_HANDLE_
-                            ? "WSAIoctl(SIO_BASE_HANDLE)"
-                            : "WSAIoctl(SIO_BSP_HANDLE_POLL)");
-  int r = WSAIoctl((SOCKET)s, code, NULL, 0, &h, sizeof h, &bytes, NULL, NULL);
-  int error = r == 0 ? 0 : WSAGetLastError();
-  anypoll__onh_end(s);
+  int error;
+  int r = anypoll__sys_socket_ioctl_handle(
+      s, code,
+      code == SIO_BASE_HANDLE_ ? "WSAIoctl(SIO_BASE_HANDLE)"
+                               : "WSAIoctl(SIO_BSP_HANDLE_POLL)",
+      &h, &error);
   /* base_handle reads the error after this returns. */
   WSASetLastError(error);
   if (r != 0 || h == INVALID_SOCKET)
@@ -104,7 +99,7 @@ static int ioctl_handle(HANDLE s, DWORD code, HANDLE *out) {
  * request under Wine), not a field read. */
 static HANDLE base_handle(HANDLE s) {
   HANDLE base;
-  if (anypoll__test_fail_base_handle == 0) {
+  if (!anypoll__test_base_handle_fails()) {
     if (ioctl_handle(s, SIO_BASE_HANDLE_, &base))
       return base;
     /* Closed since the classification: AFD will say so. */
@@ -113,7 +108,7 @@ static HANDLE base_handle(HANDLE s) {
   }
   HANDLE h = s;
   for (int layer = 0; layer < MAX_PROVIDER_LAYERS; layer++) {
-    InterlockedIncrement(&anypoll__test_bsp_poll_asked);
+    anypoll__test_note_bsp_poll();
     if (!ioctl_handle(h, SIO_BSP_HANDLE_POLL_, &base) || base == h)
       break;
     h = base;
@@ -175,12 +170,8 @@ static short revents_for(ULONG afd_events, short events, int stream) {
  * (A socket bound but never connected is in that state too, and is not
  * caught: see docs/deviations.md.) */
 static int never_connected(HANDLE s) {
-  struct sockaddr_storage addr;
-  int len = sizeof addr;
-  anypoll__onh_begin(s, "getsockname");
-  int r = getsockname((SOCKET)s, (struct sockaddr *)&addr, &len);
-  int error = r == 0 ? 0 : WSAGetLastError();
-  anypoll__onh_end(s);
+  int error;
+  int r = anypoll__sys_socket_name(s, &error);
   return r != 0 && error == WSAEINVAL;
 }
 

@@ -1,6 +1,9 @@
-/* The one internal header of the Windows backend: the Windows headers, the
- * few NT declarations mingw-w64 lacks, and the contract between the files of
- * src/win32/ (one per handle kind, plus the wait loop and the thread pool). */
+/* The one internal header of the Windows backend: the Windows headers (and
+ * nt.h), and the contract between the files of src/win32/. Layers, each
+ * calling only those below it: backends.c; poll.c (the wait loop); the
+ * kinds (handle.c, pipe.c, socket.c, console.c, file.c); watch.c and
+ * pool.c; syscall.c (the door to a caller's handle); model.c, init.c,
+ * error.c. */
 #ifndef ANYPOLL_WIN_H
 #define ANYPOLL_WIN_H
 
@@ -13,73 +16,10 @@
 
 #include "../internal.h"
 
-/* ---- NT interfaces (ntdll) not declared by <winternl.h> ---------------- */
+#include "nt.h"
 
-#ifndef STATUS_PENDING
-#  define STATUS_PENDING ((NTSTATUS)0x00000103L)
-#endif
-#define ANYPOLL_STATUS_CANCELLED ((NTSTATUS)0xC0000120L)
-
-/* FILE_INFORMATION_CLASS values used here. */
-#define ANYPOLL_FILE_ACCESS_INFORMATION 8
-#define ANYPOLL_FILE_MODE_INFORMATION 16
-#define ANYPOLL_FILE_PIPE_LOCAL_INFORMATION 24
-
-#define ANYPOLL_FILE_PIPE_DISCONNECTED_STATE 1
-#define ANYPOLL_FILE_PIPE_CONNECTED_STATE 3
-#define ANYPOLL_FILE_PIPE_CLOSING_STATE 4
-/* FilePipeLocalInformation's NamedPipeType of a message-type pipe. */
-#define ANYPOLL_FILE_PIPE_MESSAGE_TYPE 1
-/* FSCTL_PIPE_PEEK, and the head of the FILE_PIPE_PEEK_BUFFER it fills. */
-#define ANYPOLL_FSCTL_PIPE_PEEK 0x0011400C
-typedef struct {
-  ULONG NamedPipeState;
-  ULONG ReadDataAvailable;
-  ULONG NumberOfMessages;
-  ULONG MessageLength;
-} anypoll__pipe_peek_head;
-
-typedef struct {
-  ULONG NamedPipeType;
-  ULONG NamedPipeConfiguration;
-  ULONG MaximumInstances;
-  ULONG CurrentInstances;
-  ULONG InboundQuota;
-  ULONG ReadDataAvailable;
-  ULONG OutboundQuota;
-  ULONG WriteQuotaAvailable;
-  ULONG NamedPipeState;
-  ULONG NamedPipeEnd;
-} anypoll__pipe_local_info;
-
-typedef NTSTATUS(NTAPI anypoll__nt_query_information_file_fn)(
-    HANDLE, PIO_STATUS_BLOCK, PVOID, ULONG, ULONG);
-typedef NTSTATUS(NTAPI anypoll__nt_device_io_control_file_fn)(
-    HANDLE, HANDLE, PVOID, PVOID, PIO_STATUS_BLOCK, ULONG, PVOID, ULONG, PVOID,
-    ULONG);
-/* NtFsControlFile has NtDeviceIoControlFile's parameters; it sends the
- * file system's requests (FSCTL_PIPE_PEEK), which a device I/O control
- * (what DeviceIoControl sends for a named-pipe code) does not reach. */
-typedef anypoll__nt_device_io_control_file_fn anypoll__nt_fs_control_file_fn;
-typedef NTSTATUS(NTAPI anypoll__nt_create_file_fn)(
-    PHANDLE, ACCESS_MASK, POBJECT_ATTRIBUTES, PIO_STATUS_BLOCK, PLARGE_INTEGER,
-    ULONG, ULONG, ULONG, ULONG, PVOID, ULONG);
-typedef NTSTATUS(NTAPI anypoll__nt_cancel_io_file_ex_fn)(HANDLE,
-                                                         PIO_STATUS_BLOCK,
-                                                         PIO_STATUS_BLOCK);
-
-/* Resolved once by anypoll__win_init(); never NULL after it succeeds. */
-struct anypoll__nt {
-  anypoll__nt_query_information_file_fn *query_information_file;
-  anypoll__nt_device_io_control_file_fn *device_io_control_file;
-  anypoll__nt_fs_control_file_fn *fs_control_file;
-  anypoll__nt_create_file_fn *create_file;
-  anypoll__nt_cancel_io_file_ex_fn *cancel_io_file_ex;
-};
-ANYPOLL__INTERNAL_DATA struct anypoll__nt anypoll__nt;
-
-/* One-time process set-up (ntdll entry points, Winsock). Returns 0, or -1
- * with errno. Safe to call from any number of threads. */
+/* One-time process set-up (init.c: ntdll entry points, Winsock). Returns
+ * 0, or -1 with errno. Safe to call from any number of threads. */
 ANYPOLL__INTERNAL
 int anypoll__win_init(void);
 
@@ -149,20 +89,7 @@ struct anypoll__item {
 ANYPOLL__INTERNAL
 void anypoll__classify(SOCKET fd, struct anypoll__item *item);
 
-/* Whether h was opened for overlapped I/O. Asked only of pipes about to be
- * waited on, as the checks do not need it. Goes through the gate: a handle
- * on whose file object a read of ours is pending is synchronous. */
-ANYPOLL__INTERNAL
-int anypoll__handle_is_async(HANDLE h);
-
-/* Whether two handles of this process refer to the same kernel object
- * (NtCompareObjects, Windows 10 and later; answered by the object manager,
- * never behind a file object's lock). Where the system lacks it, only equal
- * handle values are recognised. */
-ANYPOLL__INTERNAL
-int anypoll__same_object(HANDLE a, HANDLE b);
-
-/* ---- The file-object gate (pipe.c) ---------------------------------------
+/* ---- The file-object gate (watch.c) --------------------------------------
  * While a synchronous zero-byte read of ours is pending on a file object,
  * Windows makes every other synchronous request on that file object wait
  * for it (the I/O manager's file-object lock, FO_SYNCHRONOUS_IO), from any
@@ -188,13 +115,19 @@ struct anypoll__gate {
 };
 ANYPOLL__INTERNAL
 int anypoll__gate_begin(struct anypoll__gate *g, HANDLE h);
+/* The same, but reads started for skip_owner (not 0) under other handle
+ * values are not compared with h (see anypoll__pipe_check_owner). */
+ANYPOLL__INTERNAL
+int anypoll__gate_begin_skip(struct anypoll__gate *g, HANDLE h,
+                             LONG64 skip_owner);
 ANYPOLL__INTERNAL
 void anypoll__gate_end(struct anypoll__gate *g);
 
 /* ---- The lock model (model.c; test builds only) ------------------------
- * The one place every Windows call on a caller's handle is announced:
- * anypoll__onh_begin(h, "Call") before it, anypoll__onh_end(h) after.
- * Helpers announce their zero-byte read with anypoll__onh_read_begin/end.
+ * Every Windows call on a caller's handle is announced, by the door
+ * (syscall.c) and nowhere else: anypoll__model_call_begin(h, "Call")
+ * before it, anypoll__model_call_end(h) after. Helpers' zero-byte reads
+ * are announced with anypoll__model_read_begin/end.
  * In a library built with ANYPOLL_LOCK_MODEL (the variant the Windows tests
  * link; never the installed one) the model keeps its own record of both and
  * ends the process with a message naming the call and the handles when a
@@ -209,22 +142,22 @@ void anypoll__gate_end(struct anypoll__gate *g);
  * calls the invalid-parameter handler in effect. */
 #ifdef ANYPOLL_LOCK_MODEL
 ANYPOLL__INTERNAL
-void anypoll__onh_begin(HANDLE h, const char *call);
+void anypoll__model_call_begin(HANDLE h, const char *call);
 ANYPOLL__INTERNAL
-void anypoll__onh_end(HANDLE h);
+void anypoll__model_call_end(HANDLE h);
 ANYPOLL__INTERNAL
-void anypoll__onh_read_begin(HANDLE h);
+void anypoll__model_read_begin(HANDLE h);
 ANYPOLL__INTERNAL
-void anypoll__onh_read_end(HANDLE h);
+void anypoll__model_read_end(HANDLE h);
 ANYPOLL__INTERNAL
 void anypoll__model_crt_check(int fd, intptr_t os);
 #else
-static inline void anypoll__onh_begin(HANDLE h, const char *call) {
+static inline void anypoll__model_call_begin(HANDLE h, const char *call) {
   (void)h, (void)call;
 }
-static inline void anypoll__onh_end(HANDLE h) { (void)h; }
-static inline void anypoll__onh_read_begin(HANDLE h) { (void)h; }
-static inline void anypoll__onh_read_end(HANDLE h) { (void)h; }
+static inline void anypoll__model_call_end(HANDLE h) { (void)h; }
+static inline void anypoll__model_read_begin(HANDLE h) { (void)h; }
+static inline void anypoll__model_read_end(HANDLE h) { (void)h; }
 static inline void anypoll__model_crt_check(int fd, intptr_t os) {
   (void)fd, (void)os;
 }
@@ -256,10 +189,16 @@ short anypoll__pipe_check(const struct anypoll__item *item, short events);
 ANYPOLL__INTERNAL
 short anypoll__pipe_check_owner(const struct anypoll__item *item,
                                 short events, LONG64 skip_owner);
-/* FilePipeLocalInformation of h (announced to the lock model; the caller
- * holds the gate); 1 if it answered, which only a pipe does. */
+/* The wait loop's check of a pipe entry (pipe.c): after a wake-up, an
+ * entry whose read was aborted while pending is left out. */
 ANYPOLL__INTERNAL
-int anypoll__pipe_query_info(HANDLE h, anypoll__pipe_local_info *info);
+short anypoll__pipe_recheck(struct anypoll__item *item, short events,
+                            int after_wake);
+/* After a round that found nothing ready: read ends whose read keeps
+ * ending with nothing to report become re-checked instead of armed. */
+ANYPOLL__INTERNAL
+void anypoll__pipe_after_round(struct anypoll__item *items,
+                               anypoll_nfds_t nfds);
 ANYPOLL__INTERNAL
 short anypoll__console_check(const struct anypoll__item *item, short events);
 /* console.c: whether a wait may block on a console input handle that the
@@ -280,10 +219,10 @@ int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
  * A waiter is one anypoll_poll call that is about to block. Each kind arms
  * its wait so that the waiter's event is set when the entry may have become
  * ready, and disarms it before the call returns. */
-struct anypoll__pipe_sub;
+struct anypoll__watch_sub;
 struct anypoll__waiter {
   HANDLE event; /* auto-reset, owned by the calling thread */
-  struct anypoll__pipe_sub *pipe_subs;
+  struct anypoll__watch_sub *pipe_subs;
   anypoll_nfds_t pipe_sub_count;
   /* Overlapped zero-byte reads on asynchronous pipe handles. */
   OVERLAPPED *overlapped;
@@ -342,11 +281,11 @@ static inline void anypoll__want_recheck(struct anypoll__waiter *w,
     w->recheck_ms = cap_ms;
 }
 
-/* pipe.c: space for a call that waits on sync_pipes synchronous and
- * async_pipes asynchronous read ends; 0, or -1 with errno ENOMEM. */
+/* pipe.c: finds out which read ends are asynchronous, and makes space for
+ * a call that waits on them; 0, or -1 with errno ENOMEM. */
 ANYPOLL__INTERNAL
-int anypoll__pipe_prepare(struct anypoll__waiter *w, anypoll_nfds_t sync_pipes,
-                          anypoll_nfds_t async_pipes);
+int anypoll__pipe_prepare(struct anypoll__waiter *w,
+                          struct anypoll__item *items, anypoll_nfds_t nfds);
 ANYPOLL__INTERNAL
 void anypoll__pipe_release(struct anypoll__waiter *w);
 
@@ -364,32 +303,18 @@ int anypoll__pipe_arm_async(struct anypoll__waiter *w,
                             struct anypoll__item *item);
 ANYPOLL__INTERNAL
 int anypoll__pipe_arm_sync(struct anypoll__waiter *w,
-                           struct anypoll__item *item);
+                           struct anypoll__item *item, short events);
 /* Whether an overlapped read has completed or could not be issued. */
 ANYPOLL__INTERNAL
 int anypoll__pipe_completed(const struct anypoll__waiter *w);
 ANYPOLL__INTERNAL
 void anypoll__pipe_disarm_all(struct anypoll__waiter *w);
 
-/* pipe.c, for the watch set (set_pipe.c): a subscription that outlives
- * any one wait. anypoll__pipe_watch_arm subscribes *subp (allocated on the
- * first call) to the zero-byte read on item's file object, starting one
- * if none is running, or does nothing while the read it had still runs.
- * When the read ends, fn(ctx, no_wait) is called under pipe.c's table lock
- * (it must not wait); no_wait: the read ended at once with neither data
- * nor end-of-file. Reads started for owner are skipped in the search for a
- * read on a duplicate when skip_owner equals owner (see arm_sync).
- * anypoll__pipe_watch_stop unsubscribes, cancels the read if it was the
- * last user and waits for it to end, and frees the subscription; fn is
- * not called after it returns. */
-typedef void anypoll__pipe_notify_fn(void *ctx, int no_wait);
+/* pipe.c, for the watch set (set.c): whether h was opened for overlapped
+ * I/O (through the gate: a handle on whose file object a read of ours is
+ * pending is synchronous). */
 ANYPOLL__INTERNAL
-int anypoll__pipe_watch_arm(struct anypoll__pipe_sub **subp,
-                            struct anypoll__item *item,
-                            anypoll__pipe_notify_fn *fn, void *ctx,
-                            LONG64 owner, LONG64 skip_owner);
-ANYPOLL__INTERNAL
-void anypoll__pipe_watch_stop(struct anypoll__pipe_sub *sub);
+int anypoll__pipe_is_async(HANDLE h);
 
 /* socket.c: one overlapped AFD poll over the call's sockets. */
 ANYPOLL__INTERNAL
@@ -418,27 +343,150 @@ HANDLE anypoll__pool_run(void (*fn)(void *), void *arg);
 /* How long an idle helper thread waits for work before it exits. */
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__pool_idle_ms;
 
-/* ---- Fault injection for the tests ---------------------------------------
- * When non-zero, the next that many helper-thread or event creations fail
- * as if the system were out of resources, after the first
- * anypoll__test_fail_skip of them have succeeded (so a failure can land in
- * the middle of arming a call). */
+/* ---- Shared helper reads (watch.c) ---------------------------------------
+ * One zero-byte read per synchronous file object, shared by every
+ * subscriber waiting on it through any handle to it. A subscriber is told
+ * when the read ends by itself: its notify callback is called (under the
+ * table lock: it must only post, e.g. SetEvent or a completion-port post),
+ * or, with notify NULL, its event is set. anypoll_poll's waiters use the
+ * event; the watch set can use a callback. */
+enum {
+  ANYPOLL_WATCH_NONE = 0, /* not ended, or cancelled */
+  ANYPOLL_WATCH_FIRED,    /* data or end-of-file: a check will tell which */
+  ANYPOLL_WATCH_NO_WAIT   /* ended at once with neither (PIPE_NOWAIT, no
+                             client yet, ...): cannot be waited on */
+};
+struct anypoll__watch_sub {
+  struct anypoll__watch_sub *next; /* watch.c's */
+  struct watch *watch;             /* watch.c's */
+  HANDLE event;                    /* set by the subscriber */
+  void (*notify)(struct anypoll__watch_sub *sub); /* or NULL */
+  void *ctx;                                      /* the subscriber's */
+  int outcome;    /* ANYPOLL_WATCH_*, set when the read ended by itself */
+  int cancelling; /* watch.c's: leaving waits for the read to end */
+  /* After leaving: this subscriber stopped the read and saw it end
+   * cancelled while pending (no data, writer alive, at that moment). */
+  int quiet;
+};
+/* Subscribes to the read on h's file object, starting one if none runs.
+ * sole: h was the only handle to its object when classified (only reads
+ * of other calls, call_id, are compared with it). 0, or -1 with errno. */
+ANYPOLL__INTERNAL
+int anypoll__watch_subscribe(struct anypoll__watch_sub *sub, HANDLE h,
+                             int sole, LONG64 call_id);
+/* For a subscriber that outlives any one wait (the watch set): does
+ * nothing while the read sub had still runs; otherwise subscribes sub
+ * again (as anypoll__watch_subscribe, owner as call_id), starting a read
+ * if none runs on h's file object. anypoll__watch_leave_all(sub, 1) ends
+ * it; sub->watch is NULL while sub is not subscribed. */
+ANYPOLL__INTERNAL
+int anypoll__watch_rearm(struct anypoll__watch_sub *sub, HANDLE h, int sole,
+                         LONG64 owner);
+/* Leaves every subscription of subs[0..count), cancelling the reads whose
+ * last subscriber leaves and waiting (bounded) for them to end. */
+ANYPOLL__INTERNAL
+void anypoll__watch_leave_all(struct anypoll__watch_sub *subs,
+                              anypoll_nfds_t count);
+/* What a zero-byte read's result says: ANYPOLL_WATCH_*. */
+ANYPOLL__INTERNAL
+int anypoll__watch_read_outcome(BOOL ok, DWORD error);
+/* Whether two handles of this process refer to the same kernel object
+ * (NtCompareObjects, Windows 10 and later; answered by the object manager,
+ * never behind a file object's lock). Where the system lacks it, only equal
+ * handle values are recognised. */
+ANYPOLL__INTERNAL
+int anypoll__same_object(HANDLE a, HANDLE b);
+
+/* ---- The door to a caller's handle (syscall.c) ---------------------------
+ * Every Windows call on a handle the library does not own. Each announces
+ * itself to the lock model; none takes the gate (the callers do). */
+ANYPOLL__INTERNAL
+intptr_t anypoll__sys_os_handle(int fd);
+ANYPOLL__INTERNAL
+ACCESS_MASK anypoll__sys_handle_access(HANDLE h, int *sole);
+ANYPOLL__INTERNAL
+int anypoll__sys_compare_objects(HANDLE a, HANDLE b);
+/* FilePipeLocalInformation; 1 if it answered, which only a pipe does. */
+ANYPOLL__INTERNAL
+int anypoll__sys_pipe_local_info(HANDLE h, anypoll__pipe_local_info *info);
+ANYPOLL__INTERNAL
+NTSTATUS anypoll__sys_mode_information(HANDLE h, ULONG *mode);
+ANYPOLL__INTERNAL
+int anypoll__sys_socket_type(HANDLE h, int *type, int *error);
+ANYPOLL__INTERNAL
+DWORD anypoll__sys_file_type(HANDLE h, DWORD *error);
+/* 1: console input, 0: console output, -1: not a console. */
+ANYPOLL__INTERNAL
+int anypoll__sys_console_kind(HANDLE h);
+ANYPOLL__INTERNAL
+BOOL anypoll__sys_peek_named_pipe(HANDLE h, DWORD *avail, DWORD *error);
+ANYPOLL__INTERNAL
+NTSTATUS anypoll__sys_pipe_peek(HANDLE h, anypoll__pipe_peek_head *head);
+ANYPOLL__INTERNAL
+BOOL anypoll__sys_read_zero(HANDLE h, DWORD *error);
+ANYPOLL__INTERNAL
+BOOL anypoll__sys_read_zero_overlapped(HANDLE h, OVERLAPPED *ov,
+                                       DWORD *error);
+ANYPOLL__INTERNAL
+void anypoll__sys_cancel_io(HANDLE h, OVERLAPPED *ov);
+ANYPOLL__INTERNAL
+BOOL anypoll__sys_duplicate(HANDLE h, HANDLE *out);
+ANYPOLL__INTERNAL
+BOOL anypoll__sys_console_mode(HANDLE h, DWORD *mode);
+ANYPOLL__INTERNAL
+BOOL anypoll__sys_console_count(HANDLE h, DWORD *count);
+ANYPOLL__INTERNAL
+BOOL anypoll__sys_console_peek(HANDLE h, INPUT_RECORD *r, DWORD n, DWORD *got);
+ANYPOLL__INTERNAL
+BOOL anypoll__sys_console_read(HANDLE h, INPUT_RECORD *r, DWORD n, DWORD *got);
+ANYPOLL__INTERNAL
+BOOL anypoll__sys_console_wait(HANDLE *wait, HANDLE h, WAITORTIMERCALLBACK fn,
+                               void *ctx);
+ANYPOLL__INTERNAL
+int anypoll__sys_socket_ioctl_handle(HANDLE s, DWORD code, const char *call,
+                                     SOCKET *out, int *error);
+ANYPOLL__INTERNAL
+int anypoll__sys_socket_name(HANDLE s, int *error);
+
+/* ---- Fault injection for the tests (init.c) -------------------------------
+ * Only in the test library (ANYPOLL_TEST_HOOKS); in the installed one the
+ * hooks compile away and nothing of them is exported.
+ * anypoll__test_fail_resources: when non-zero, the next that many
+ * helper-thread or event creations fail as if the system were out of
+ * resources, after the first anypoll__test_fail_skip of them have
+ * succeeded (so a failure can land in the middle of arming a call).
+ * anypoll__test_fail_base_handle: SIO_BASE_HANDLE is taken to have failed,
+ * as it does under some layered service providers (socket.c then asks for
+ * SIO_BSP_HANDLE_POLL); anypoll__test_bsp_poll_asked counts those asks.
+ * anypoll__test_cancel_misses: a disarming call's CancelSynchronousIo on a
+ * helper is taken to have found no I/O, as on Windows when the helper's
+ * read is queued behind a synchronous read that is not ours (watch.c);
+ * anypoll__test_cancel_tries counts the attempts. */
+#ifdef ANYPOLL_TEST_HOOKS
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_fail_resources;
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_fail_skip;
 ANYPOLL__INTERNAL
 int anypoll__test_should_fail(void);
-/* When non-zero, SIO_BASE_HANDLE is taken to have failed, as it does under
- * some layered service providers (socket.c then asks for
- * SIO_BSP_HANDLE_POLL); anypoll__test_bsp_poll_asked counts those asks. */
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_fail_base_handle;
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_bsp_poll_asked;
-
-/* When non-zero, a disarming call's CancelSynchronousIo on a helper is
- * taken to have found no I/O, as on Windows when the helper's read is
- * queued behind a synchronous read that is not ours (pipe.c);
- * anypoll__test_cancel_tries counts the attempts. */
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_cancel_misses;
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_cancel_tries;
+static inline int anypoll__test_base_handle_fails(void) {
+  return anypoll__test_fail_base_handle != 0;
+}
+static inline void anypoll__test_note_bsp_poll(void) {
+  InterlockedIncrement(&anypoll__test_bsp_poll_asked);
+}
+static inline int anypoll__test_cancel_miss(void) {
+  InterlockedIncrement(&anypoll__test_cancel_tries);
+  return anypoll__test_cancel_misses != 0;
+}
+#else
+static inline int anypoll__test_should_fail(void) { return 0; }
+static inline int anypoll__test_base_handle_fails(void) { return 0; }
+static inline void anypoll__test_note_bsp_poll(void) {}
+static inline int anypoll__test_cancel_miss(void) { return 0; }
+#endif
 
 /* ---- Backends (poll.c) ---------------------------------------------------- */
 ANYPOLL__INTERNAL

@@ -1,0 +1,326 @@
+/* The one door to a caller's handle: every Windows call the library makes
+ * on a handle it does not own is a small function here.
+ *
+ * Each one announces itself to the lock model (model.c, test builds only:
+ * anypoll__model_call_begin/_end around a call, anypoll__model_read_begin/
+ * _end around a helper's synchronous zero-byte read), so that the tests
+ * catch a call that would wait behind a read of ours on real Windows. This
+ * is also the place where fault injection hooks in. Calls that never take a
+ * file object's lock (NtQueryObject, NtCompareObjects, DuplicateHandle,
+ * CancelIoEx, _get_osfhandle's table look-up) are not announced.
+ *
+ * A few calls here go to handles of ours that stand for a caller's handle
+ * (the private duplicate an overlapped read is issued through, and its
+ * cancel): they are kept here so that every ReadFile and CancelIoEx of the
+ * library is in one file. Calls on handles that are ours alone (the AFD
+ * device handle in socket.c, our events and threads) stay in their files.
+ * Whether a call is gated (win.h, the gate) is the caller's business: this
+ * layer only makes the call. */
+#include <io.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "win.h"
+
+/* ---- Pipes --------------------------------------------------------------- */
+
+int anypoll__sys_pipe_local_info(HANDLE h, anypoll__pipe_local_info *info) {
+  IO_STATUS_BLOCK iosb;
+  anypoll__model_call_begin(h,
+                            "NtQueryInformationFile(FilePipeLocalInformation)");
+  NTSTATUS st = anypoll__nt.query_information_file(
+      h, &iosb, info, sizeof *info, ANYPOLL_FILE_PIPE_LOCAL_INFORMATION);
+  anypoll__model_call_end(h);
+  return st >= 0;
+}
+
+BOOL anypoll__sys_peek_named_pipe(HANDLE h, DWORD *avail, DWORD *error) {
+  anypoll__model_call_begin(h, "PeekNamedPipe");
+  BOOL ok = PeekNamedPipe(h, NULL, 0, NULL, avail, NULL);
+  *error = ok ? 0 : GetLastError();
+  anypoll__model_call_end(h);
+  return ok;
+}
+
+NTSTATUS anypoll__sys_pipe_peek(HANDLE h, anypoll__pipe_peek_head *head) {
+  IO_STATUS_BLOCK iosb;
+  anypoll__model_call_begin(h, "NtFsControlFile(FSCTL_PIPE_PEEK)");
+  NTSTATUS st = anypoll__nt.fs_control_file(h, NULL, NULL, NULL, &iosb,
+                                            ANYPOLL_FSCTL_PIPE_PEEK, NULL, 0,
+                                            head, sizeof *head);
+  anypoll__model_call_end(h);
+  return st;
+}
+
+BOOL anypoll__sys_read_zero(HANDLE h, DWORD *error) {
+  char byte;
+  DWORD got;
+  anypoll__model_read_begin(h);
+  BOOL ok = ReadFile(h, &byte, 0, &got, NULL);
+  *error = ok ? 0 : GetLastError();
+  anypoll__model_read_end(h);
+  return ok;
+}
+
+BOOL anypoll__sys_read_zero_overlapped(HANDLE h, OVERLAPPED *ov,
+                                       DWORD *error) {
+  static char byte;
+  /* An asynchronous file object has no file-object lock; announced all the
+   * same, so that the model sees every call on a caller's file object. */
+  anypoll__model_call_begin(h, "ReadFile(overlapped)");
+  BOOL ok = ReadFile(h, &byte, 0, NULL, ov);
+  *error = ok ? 0 : GetLastError();
+  anypoll__model_call_end(h);
+  return ok;
+}
+
+void anypoll__sys_cancel_io(HANDLE h, OVERLAPPED *ov) { CancelIoEx(h, ov); }
+
+BOOL anypoll__sys_duplicate(HANDLE h, HANDLE *out) {
+  return DuplicateHandle(GetCurrentProcess(), h, GetCurrentProcess(), out, 0,
+                         FALSE, DUPLICATE_SAME_ACCESS);
+}
+
+/* ---- Classification ----------------------------------------------------- */
+
+NTSTATUS anypoll__sys_mode_information(HANDLE h, ULONG *mode) {
+  IO_STATUS_BLOCK iosb;
+  anypoll__model_call_begin(h, "NtQueryInformationFile(FileModeInformation)");
+  NTSTATUS st = anypoll__nt.query_information_file(
+      h, &iosb, mode, sizeof *mode, ANYPOLL_FILE_MODE_INFORMATION);
+  anypoll__model_call_end(h);
+  return st;
+}
+
+/* Winsock asks the handle for its socket context with a device I/O
+ * control: a request on the file object. */
+int anypoll__sys_socket_type(HANDLE h, int *type, int *error) {
+  int len = sizeof *type;
+  anypoll__model_call_begin(h, "getsockopt(SO_TYPE)");
+  int r = getsockopt((SOCKET)h, SOL_SOCKET, SO_TYPE, (char *)type, &len);
+  *error = r == 0 ? 0 : WSAGetLastError();
+  anypoll__model_call_end(h);
+  return r;
+}
+
+DWORD anypoll__sys_file_type(HANDLE h, DWORD *error) {
+  anypoll__model_call_begin(h, "GetFileType");
+  /* GetFileType leaves the error alone when it answers; a call before it
+   * may have just set one. */
+  SetLastError(NO_ERROR);
+  DWORD type = GetFileType(h);
+  *error = GetLastError();
+  anypoll__model_call_end(h);
+  return type;
+}
+
+int anypoll__sys_console_kind(HANDLE h) {
+  DWORD mode;
+  int kind = -1;
+  anypoll__model_call_begin(h, "GetConsoleMode");
+  if (GetConsoleMode(h, &mode)) {
+    DWORD pending;
+    kind = GetNumberOfConsoleInputEvents(h, &pending) ? 1 : 0;
+  }
+  anypoll__model_call_end(h);
+  return kind;
+}
+
+/* Answered from the handle table by the object manager, never behind a
+ * file object's lock (libuv moved its access query to NtQueryObject for
+ * this reason: node issue 10836, libuv PR 1273). */
+ACCESS_MASK anypoll__sys_handle_access(HANDLE h, int *sole) {
+  PUBLIC_OBJECT_BASIC_INFORMATION info;
+  *sole = 0;
+  if (anypoll__nt.query_object == NULL ||
+      anypoll__nt.query_object(h, 0 /* ObjectBasicInformation */, &info,
+                               sizeof info, NULL) < 0)
+    return 0;
+  *sole = info.HandleCount == 1;
+  return info.GrantedAccess;
+}
+
+int anypoll__sys_compare_objects(HANDLE a, HANDLE b) {
+  return anypoll__nt.compare_objects != NULL &&
+         anypoll__nt.compare_objects(a, b) == 0;
+}
+
+/* ---- Consoles -------------------------------------------------------------
+ * No read of ours is ever pending on a console; announced all the same. */
+
+BOOL anypoll__sys_console_mode(HANDLE h, DWORD *mode) {
+  anypoll__model_call_begin(h, "GetConsoleMode");
+  BOOL ok = GetConsoleMode(h, mode);
+  anypoll__model_call_end(h);
+  return ok;
+}
+
+BOOL anypoll__sys_console_count(HANDLE h, DWORD *count) {
+  anypoll__model_call_begin(h, "GetNumberOfConsoleInputEvents");
+  BOOL ok = GetNumberOfConsoleInputEvents(h, count);
+  anypoll__model_call_end(h);
+  return ok;
+}
+
+BOOL anypoll__sys_console_peek(HANDLE h, INPUT_RECORD *r, DWORD n,
+                               DWORD *got) {
+  anypoll__model_call_begin(h, "PeekConsoleInputW");
+  BOOL ok = PeekConsoleInputW(h, r, n, got);
+  anypoll__model_call_end(h);
+  return ok;
+}
+
+BOOL anypoll__sys_console_read(HANDLE h, INPUT_RECORD *r, DWORD n,
+                               DWORD *got) {
+  anypoll__model_call_begin(h, "ReadConsoleInputW");
+  BOOL ok = ReadConsoleInputW(h, r, n, got);
+  anypoll__model_call_end(h);
+  return ok;
+}
+
+/* A thread-pool wait on a console input handle (the watch set's): the
+ * pool waits on the handle's object, signalled while input is queued. */
+BOOL anypoll__sys_console_wait(HANDLE *wait, HANDLE h,
+                               WAITORTIMERCALLBACK fn, void *ctx) {
+  anypoll__model_call_begin(h, "RegisterWaitForSingleObject");
+  BOOL ok = RegisterWaitForSingleObject(
+      wait, h, fn, ctx, INFINITE, WT_EXECUTEONLYONCE | WT_EXECUTEINWAITTHREAD);
+  anypoll__model_call_end(h);
+  return ok;
+}
+
+/* ---- Sockets --------------------------------------------------------------
+ * No read of ours is ever pending on a socket, so the model must never fire
+ * here, and would if a socket were ever mistaken for a pipe we wait on. */
+
+int anypoll__sys_socket_ioctl_handle(HANDLE s, DWORD code, const char *call,
+                                     SOCKET *out, int *error) {
+  DWORD bytes;
+  anypoll__model_call_begin(s, call);
+  int r =
+      WSAIoctl((SOCKET)s, code, NULL, 0, out, sizeof *out, &bytes, NULL, NULL);
+  *error = r == 0 ? 0 : WSAGetLastError();
+  anypoll__model_call_end(s);
+  return r;
+}
+
+int anypoll__sys_socket_name(HANDLE s, int *error) {
+  struct sockaddr_storage addr;
+  int len = sizeof addr;
+  anypoll__model_call_begin(s, "getsockname");
+  int r = getsockname((SOCKET)s, (struct sockaddr *)&addr, &len);
+  *error = r == 0 ? 0 : WSAGetLastError();
+  anypoll__model_call_end(s);
+  return r;
+}
+
+/* ---- The C runtime's descriptor table -------------------------------------
+ * _get_osfhandle on a descriptor that is not open returns -1. The UCRT
+ * (and msvcr80 to msvcr120) first calls the invalid-parameter handler in
+ * effect, whose default ends the process; polling a closed descriptor must
+ * give POLLNVAL instead, so a do-nothing handler is in effect around the
+ * call. Windows' msvcrt.dll calls no handler a program can set: there
+ * mingw-w64's _set_invalid_parameter_handler is an emulation (a variable in
+ * libmsvcrt.a) that msvcrt.dll never reads. docs/windows-design.md, "C
+ * runtimes", has the details. */
+
+static void __cdecl quiet_handler(const wchar_t *expr, const wchar_t *func,
+                                  const wchar_t *file, unsigned line,
+                                  uintptr_t reserved) {
+  (void)expr, (void)func, (void)file, (void)line, (void)reserved;
+}
+
+/* The debug UCRT (MSVC's /MDd and /MTd) checks the descriptor with an
+ * assertion before it calls the invalid-parameter handler: _CrtDbgReportW
+ * with _CRT_ASSERT, whose default in a windowed or console program is a
+ * dialog box that waits for a click. The handler swap below does not reach
+ * it. A report hook declines the report, for the calling thread only and
+ * only while it is inside _get_osfhandle (the hook list is process-wide;
+ * the flag is per thread, so other threads' assertions still show). The
+ * release CRTs have no such report. No MSVC builds here: this block is
+ * compile-checked with mingw by defining ANYPOLL_CHECK_DEBUG_CRT_HOOK,
+ * which mingw's crtdbg.h lets through as no-op macros. */
+#if defined(_DEBUG) &&                                                       \
+    (defined(_MSC_VER) || defined(ANYPOLL_CHECK_DEBUG_CRT_HOOK))
+#  include <crtdbg.h>
+#  ifdef _MSC_VER
+static __declspec(thread) int in_os_handle;
+#  else
+static _Thread_local int in_os_handle;
+#  endif
+
+static int __cdecl quiet_report_w(int type, wchar_t *message, int *ret) {
+  (void)message;
+  if (type != _CRT_ASSERT || !in_os_handle)
+    return FALSE;
+  *ret = 0; /* no debugger break */
+  return TRUE; /* handled: no dialog */
+}
+
+static int __cdecl quiet_report(int type, char *message, int *ret) {
+  (void)message;
+  if (type != _CRT_ASSERT || !in_os_handle)
+    return FALSE;
+  *ret = 0;
+  return TRUE;
+}
+
+static intptr_t crt_get_osfhandle(int fd) {
+  (void)quiet_report_w, (void)quiet_report;
+  _CrtSetReportHookW2(_CRT_RPTHOOK_INSTALL, quiet_report_w);
+  _CrtSetReportHook2(_CRT_RPTHOOK_INSTALL, quiet_report);
+  in_os_handle = 1;
+  intptr_t os = _get_osfhandle(fd);
+  in_os_handle = 0;
+  _CrtSetReportHook2(_CRT_RPTHOOK_REMOVE, quiet_report);
+  _CrtSetReportHookW2(_CRT_RPTHOOK_REMOVE, quiet_report_w);
+  return os;
+}
+#else
+static intptr_t crt_get_osfhandle(int fd) { return _get_osfhandle(fd); }
+#endif
+
+#if defined(_UCRT) || defined(_MSC_VER)
+/* The UCRT has a per-thread handler, which takes precedence over the
+ * process's: other threads keep theirs. (mingw-w64's headers do not
+ * declare it; ucrtbase.dll exports it.) */
+#  ifndef _MSC_VER
+_CRTIMP _invalid_parameter_handler __cdecl
+    _set_thread_local_invalid_parameter_handler(_invalid_parameter_handler);
+#  endif
+intptr_t anypoll__sys_os_handle(int fd) {
+  _invalid_parameter_handler old =
+      _set_thread_local_invalid_parameter_handler(quiet_handler);
+  intptr_t os = crt_get_osfhandle(fd);
+  anypoll__model_crt_check(fd, os);
+  _set_thread_local_invalid_parameter_handler(old);
+  return os;
+}
+#else
+/* msvcrt: mingw-w64's emulated process-wide handler, which msvcrt.dll
+ * itself never calls; swapped so that code in this module that calls the
+ * emulated handler (and the tests' lock model) sees a quiet one. It is
+ * swapped while any of our threads is inside _get_osfhandle (a count, so that overlapping calls
+ * restore the right one), and put back only if nobody replaced it
+ * meanwhile. The cost of the window: another thread's invalid parameter
+ * during it is ignored (its function fails with EINVAL/EBADF) instead of
+ * reaching the program's handler. */
+static SRWLOCK handler_lock = SRWLOCK_INIT;
+static int handler_depth;
+static _invalid_parameter_handler handler_saved;
+
+intptr_t anypoll__sys_os_handle(int fd) {
+  AcquireSRWLockExclusive(&handler_lock);
+  if (handler_depth++ == 0)
+    handler_saved = _set_invalid_parameter_handler(quiet_handler);
+  ReleaseSRWLockExclusive(&handler_lock);
+  intptr_t os = crt_get_osfhandle(fd);
+  anypoll__model_crt_check(fd, os);
+  AcquireSRWLockExclusive(&handler_lock);
+  if (--handler_depth == 0 &&
+      _get_invalid_parameter_handler() == quiet_handler)
+    _set_invalid_parameter_handler(handler_saved);
+  ReleaseSRWLockExclusive(&handler_lock);
+  return os;
+}
+#endif
