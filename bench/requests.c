@@ -29,7 +29,7 @@
 
 #include "anypoll.h"
 
-#define MAX_ENTRIES 64
+#define MAX_ENTRIES 66
 /* How long the writer lets the caller settle into its wait, per entry
  * polled (a check costs a few requests per entry, each a round trip to a
  * tracing wineserver), and at least. bench/requests-count verifies in the
@@ -136,8 +136,14 @@ enum wait_kind {
   BLOCKING_READ, /* ReadFile on the pipe, no poll */
   BLOCKING_RECV, /* recv on the socket, no poll */
   POLL_WOKEN,    /* poll with timeout -1, woken by the writer; then read */
-  POLL_NOW       /* poll with timeout 0; nothing is read */
+  POLL_NOW,      /* poll with timeout 0; nothing is read */
+  /* poll with a BACKOFF_WAIT_MS timeout that nothing ends, with a
+   * listening named pipe (never armed: re-checked on the back-off) as the
+   * first entry: about ten back-off rounds, whose cost must not grow with
+   * the idle pipes beside it, which stay armed */
+  POLL_BACKOFF
 };
+#define BACKOFF_WAIT_MS 100
 
 struct scenario {
   const char *name;
@@ -157,6 +163,8 @@ static const struct scenario scenarios[] = {
   { "mixed-64", POLL_WOKEN, 32, 32, 0, 0 },
   { "now-ready-pipe", POLL_NOW, 1, 0, 0, 1 },
   { "now-idle-64", POLL_NOW, 32, 32, 0, 0 },
+  { "backoff-1", POLL_BACKOFF, 1, 0, 0, 0 },
+  { "backoff-64", POLL_BACKOFF, 64, 0, 0, 0 },
 };
 #define SCENARIO_COUNT (int)(sizeof scenarios / sizeof scenarios[0])
 
@@ -194,6 +202,10 @@ static void one_wait(const struct scenario *s, struct pollfd *fds, int n,
       die("anypoll_poll (timeout 0)");
     break;
   }
+  case POLL_BACKOFF:
+    if (anypoll_poll(fds, (anypoll_nfds_t)n, BACKOFF_WAIT_MS) != 0)
+      die("anypoll_poll (back-off)");
+    break;
   }
 }
 
@@ -202,6 +214,23 @@ static void run(const struct scenario *s, int k, int warmup) {
   HANDLE pipe_w[MAX_ENTRIES];
   SOCKET sock_w[MAX_ENTRIES];
   int n = 0;
+  int listener = -1;
+  if (s->kind == POLL_BACKOFF) {
+    /* A duplex server end with no client: a read of ours may not be armed
+     * on it (it would hold the program's writes), so it is re-checked. */
+    WCHAR name[80];
+    wsprintfW(name, L"\\\\.\\pipe\\anypoll-requests-%lu",
+              GetCurrentProcessId());
+    HANDLE server = CreateNamedPipeW(
+        name, PIPE_ACCESS_DUPLEX,
+        PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT, 1, 4096, 4096, 0,
+        NULL);
+    if (server == INVALID_HANDLE_VALUE)
+      die("CreateNamedPipeW");
+    listener = _open_osfhandle((intptr_t)server, 0);
+    if (listener < 0)
+      die("_open_osfhandle");
+  }
   for (int i = 0; i < s->pipes; i++) {
     fds[n].fd = make_pipe(&pipe_w[i]);
     fds[n].events = POLLIN;
@@ -214,6 +243,12 @@ static void run(const struct scenario *s, int k, int warmup) {
     fds[n].revents = 0;
     n++;
   }
+  if (listener >= 0) {
+    fds[n].fd = (SOCKET)listener;
+    fds[n].events = POLLIN;
+    fds[n].revents = 0;
+    n++;
+  }
   /* The polled ends as the caller reads them. */
   HANDLE pipe0 = s->pipes ? (HANDLE)_get_osfhandle((int)fds[0].fd) : NULL;
   SOCKET sock0 =
@@ -222,7 +257,7 @@ static void run(const struct scenario *s, int k, int warmup) {
   struct writer w;
   memset(&w, 0, sizeof w);
   HANDLE thread = NULL;
-  if (s->kind == POLL_NOW) {
+  if (s->kind == POLL_NOW || s->kind == POLL_BACKOFF) {
     if (s->ready) {
       DWORD done;
       if (!WriteFile(pipe_w[0], "x", 1, &done, NULL))
@@ -267,6 +302,8 @@ static void run(const struct scenario *s, int k, int warmup) {
     _close((int)fds[i].fd);
     CloseHandle(pipe_w[i]);
   }
+  if (listener >= 0)
+    _close(listener);
   for (int i = 0; i < s->sockets; i++) {
     /* _close on a socket's descriptor closes the handle; closesocket
      * would leave the descriptor dangling. */
