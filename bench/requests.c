@@ -141,9 +141,15 @@ enum wait_kind {
   BLOCKING_RECV, /* recv on the socket, no poll */
   POLL_WOKEN,    /* poll with timeout -1, woken by the writer; then read */
   POLL_NOW,      /* poll with timeout 0; nothing is read */
-  SET_WOKEN      /* a watch set of every entry, waited on with timeout -1,
+  SET_WOKEN,     /* a watch set of every entry, waited on with timeout -1,
                     woken by the writer; then read */
+  /* poll with a BACKOFF_WAIT_MS timeout that nothing ends, with a
+   * listening named pipe (never armed: re-checked on the back-off) as the
+   * first entry: about ten back-off rounds, whose cost must not grow with
+   * the idle pipes beside it, which stay armed */
+  POLL_BACKOFF
 };
+#define BACKOFF_WAIT_MS 100
 
 struct scenario {
   const char *name;
@@ -171,6 +177,8 @@ static const struct scenario scenarios[] = {
   { "set-socket-1", SET_WOKEN, 0, 2, 1, 0 },
   { "set-socket-64", SET_WOKEN, 0, 65, 1, 0 },
   { "set-socket-1000", SET_WOKEN, 0, 1001, 1, 0 },
+  { "backoff-1", POLL_BACKOFF, 1, 0, 0, 0 },
+  { "backoff-64", POLL_BACKOFF, 64, 0, 0, 0 },
 };
 #define SCENARIO_COUNT (int)(sizeof scenarios / sizeof scenarios[0])
 
@@ -226,6 +234,10 @@ static void one_wait(const struct scenario *s, struct pollfd *fds, int n,
       die("anypoll_poll (timeout 0)");
     break;
   }
+  case POLL_BACKOFF:
+    if (anypoll_poll(fds, (anypoll_nfds_t)n, BACKOFF_WAIT_MS) != 0)
+      die("anypoll_poll (back-off)");
+    break;
   }
 }
 
@@ -235,6 +247,23 @@ static SOCKET sock_w[MAX_ENTRIES];
 
 static void run(const struct scenario *s, int k, int warmup) {
   int n = 0;
+  int listener = -1;
+  if (s->kind == POLL_BACKOFF) {
+    /* A duplex server end with no client: a read of ours may not be armed
+     * on it (it would hold the program's writes), so it is re-checked. */
+    WCHAR name[80];
+    wsprintfW(name, L"\\\\.\\pipe\\anypoll-requests-%lu",
+              GetCurrentProcessId());
+    HANDLE server = CreateNamedPipeW(
+        name, PIPE_ACCESS_DUPLEX,
+        PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT, 1, 4096, 4096, 0,
+        NULL);
+    if (server == INVALID_HANDLE_VALUE)
+      die("CreateNamedPipeW");
+    listener = _open_osfhandle((intptr_t)server, 0);
+    if (listener < 0)
+      die("_open_osfhandle");
+  }
   for (int i = 0; i < s->pipes; i++) {
     fds[n].fd = make_pipe(&pipe_w[i]);
     fds[n].events = POLLIN;
@@ -247,6 +276,12 @@ static void run(const struct scenario *s, int k, int warmup) {
     fds[n].revents = 0;
     n++;
   }
+  if (listener >= 0) {
+    fds[n].fd = (SOCKET)listener;
+    fds[n].events = POLLIN;
+    fds[n].revents = 0;
+    n++;
+  }
   /* The polled ends as the caller reads them. */
   HANDLE pipe0 = s->pipes ? (HANDLE)_get_osfhandle((int)fds[0].fd) : NULL;
   SOCKET sock0 =
@@ -255,7 +290,7 @@ static void run(const struct scenario *s, int k, int warmup) {
   struct writer w;
   memset(&w, 0, sizeof w);
   HANDLE thread = NULL;
-  if (s->kind == POLL_NOW) {
+  if (s->kind == POLL_NOW || s->kind == POLL_BACKOFF) {
     if (s->ready) {
       DWORD done;
       if (!WriteFile(pipe_w[0], "x", 1, &done, NULL))
@@ -315,6 +350,8 @@ static void run(const struct scenario *s, int k, int warmup) {
     _close((int)fds[i].fd);
     CloseHandle(pipe_w[i]);
   }
+  if (listener >= 0)
+    _close(listener);
   for (int i = 0; i < s->sockets; i++) {
     /* _close on a socket's descriptor closes the handle; closesocket
      * would leave the descriptor dangling. */

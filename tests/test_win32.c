@@ -317,3 +317,80 @@ TEST(socket_base_handle_refused) {
   tp_close(s[0]);
   tp_close(s[1]);
 }
+
+/* ---- A listening pipe among idle pipes ------------------------------------
+ * A listening duplex server end cannot be armed (a read of ours would hold
+ * the program's WriteFile on it); it is re-checked on the back-off. The
+ * idle pipes beside it are armed once and stay armed over the back-off
+ * rounds: the helpers' reads are cancelled only when the call disarms for
+ * good, so the count of cancels does not grow with the rounds (with the
+ * 16 ms bound, a 300 ms wait has about 20 of them). The wait still wakes
+ * on data in an idle pipe, and on a client that connects and writes. */
+#define IDLE_PIPES 8
+
+struct later_connect {
+  const wchar_t *name;
+  HANDLE client;
+};
+
+static void connect_and_write_later(void *arg) {
+  struct later_connect *c = arg;
+  tp_sleep_ms(100);
+  c->client = CreateFileW(c->name, GENERIC_WRITE, 0, NULL, OPEN_EXISTING, 0,
+                          NULL);
+  ASSERT(c->client != INVALID_HANDLE_VALUE);
+  DWORD n = 0;
+  ASSERT(WriteFile(c->client, "c", 1, &n, NULL));
+  ASSERT_EQ(n, 1);
+}
+
+static void write_fd_later(void *arg) {
+  tp_sleep_ms(100);
+  ASSERT_EQ(_write(*(int *)arg, "d", 1), 1);
+}
+
+TEST(listening_pipe_keeps_idle_pipes_armed) {
+  wchar_t name[80];
+  wsprintfW(name, L"\\\\.\\pipe\\anypoll-test-listen-%lu",
+            GetCurrentProcessId());
+  HANDLE server = CreateNamedPipeW(
+      name, PIPE_ACCESS_DUPLEX, PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT,
+      1, 4096, 4096, 0, NULL);
+  ASSERT(server != INVALID_HANDLE_VALUE);
+  int sfd = _open_osfhandle((intptr_t)server, _O_RDWR | _O_BINARY);
+  ASSERT(sfd >= 0);
+  int pipes[IDLE_PIPES][2];
+  struct pollfd p[IDLE_PIPES + 1];
+  tp_pfd(&p[0], sfd, POLLIN);
+  for (int i = 0; i < IDLE_PIPES; i++) {
+    tp_pipe(pipes[i]);
+    tp_pfd(&p[i + 1], pipes[i][0], POLLIN);
+  }
+  anypoll__test_cancel_tries = 0;
+  ASSERT_EQ(tp_poll(p, IDLE_PIPES + 1, 300), 0);
+  printf("cancel attempts over a 300 ms wait: %ld\n",
+         (long)anypoll__test_cancel_tries);
+  ASSERT_LE(anypoll__test_cancel_tries, 2 * IDLE_PIPES);
+
+  /* Data in an idle pipe. */
+  int wfd = pipes[IDLE_PIPES / 2][1];
+  tp_thread *t = tp_thread_start(write_fd_later, &wfd);
+  ASSERT_EQ(tp_poll(p, IDLE_PIPES + 1, 5000), 1);
+  ASSERT_EQ(p[IDLE_PIPES / 2 + 1].revents, POLLIN);
+  tp_thread_join(t);
+  char b;
+  ASSERT_EQ(_read(pipes[IDLE_PIPES / 2][0], &b, 1), 1);
+
+  /* A client connects and writes. */
+  struct later_connect c = { name, INVALID_HANDLE_VALUE };
+  t = tp_thread_start(connect_and_write_later, &c);
+  ASSERT_EQ(tp_poll(p, IDLE_PIPES + 1, 5000), 1);
+  ASSERT_EQ(p[0].revents, POLLIN);
+  tp_thread_join(t);
+  CloseHandle(c.client);
+  for (int i = 0; i < IDLE_PIPES; i++) {
+    _close(pipes[i][0]);
+    _close(pipes[i][1]);
+  }
+  _close(sfd);
+}

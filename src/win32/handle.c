@@ -107,6 +107,7 @@ void anypoll__classify(SOCKET fd, struct anypoll__item *item) {
   item->readable = item->writable = item->async = item->stream = 0;
   item->mode_known = item->no_wait = item->fired = item->empty_fires = 0;
   item->sole = item->have_info = item->quiet = item->message = 0;
+  item->recheck = 0;
   /* The pollfd member is a SOCKET, so a caller's -1 arrives as
    * INVALID_SOCKET: any value that is negative as a signed number means
    * "ignore this entry", as in POSIX. */

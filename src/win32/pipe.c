@@ -116,12 +116,25 @@ static int zero_length_message_queued(HANDLE h) {
          head.NumberOfMessages > 0;
 }
 
+static short check(const struct anypoll__item *item, short events,
+                   LONG64 skip_call);
+
 short anypoll__pipe_check(const struct anypoll__item *item, short events) {
-  return anypoll__pipe_check_owner(item, events, 0);
+  return check(item, events, 0);
+}
+
+short anypoll__pipe_check_unarmed(const struct anypoll__item *item,
+                                  short events, LONG64 call_id) {
+  return check(item, events, item->sole ? call_id : 0);
 }
 
 short anypoll__pipe_check_owner(const struct anypoll__item *item,
                                 short events, LONG64 skip_owner) {
+  return check(item, events, skip_owner);
+}
+
+static short check(const struct anypoll__item *item, short events,
+                   LONG64 skip_call) {
   /* The classification of this call asked the pipe a moment ago (and no
    * read of ours has run on it since: the first check precedes any arm).
    * A message-type read end needs its peek as well, so it asks again. */
@@ -131,7 +144,7 @@ short anypoll__pipe_check_owner(const struct anypoll__item *item,
   /* Gated even if the handle is asynchronous (not serialised by the I/O
    * manager): finding that out would cost another system call per check. */
   struct anypoll__gate gate;
-  if (anypoll__gate_begin_skip(&gate, h, skip_owner)) {
+  if (anypoll__gate_begin_skip(&gate, h, skip_call)) {
     /* A read of ours is pending on the file object: no data, writer alive.
      * The write side of a full-duplex pipe cannot be asked now; it counts
      * as having room, the policy of pipe_has_room and of handles that
@@ -301,10 +314,10 @@ void anypoll__pipe_release(struct anypoll__waiter *wt) {
 
 /* A read end whose read cannot block is re-checked on the back-off. */
 static int skip_no_wait(struct anypoll__waiter *wt,
-                        const struct anypoll__item *item) {
+                        struct anypoll__item *item) {
   if (!item->no_wait)
     return 0;
-  anypoll__want_recheck(wt, ANYPOLL_RECHECK_NO_WAIT_MS);
+  anypoll__want_recheck(wt, item, ANYPOLL_RECHECK_NO_WAIT_MS);
   return 1;
 }
 
@@ -318,10 +331,10 @@ static int skip_no_wait(struct anypoll__waiter *wt,
  *     WriteFile on that handle, from another thread, would wait until data
  *     arrives. A read of ours must never delay a call of the program. */
 static int skip_unarmable(struct anypoll__waiter *wt,
-                          const struct anypoll__item *item, int sync) {
+                          struct anypoll__item *item, int sync) {
   if (!item->message && !(sync && item->writable))
     return 0;
-  anypoll__want_recheck(wt, ANYPOLL_RECHECK_UNARMED_MS);
+  anypoll__want_recheck(wt, item, ANYPOLL_RECHECK_UNARMED_MS);
   return 1;
 }
 
@@ -333,7 +346,7 @@ int anypoll__pipe_arm_async(struct anypoll__waiter *wt,
   /* An abandoned read still owns a slot of the array: the rest of the call
    * re-checks its overlapped read ends instead of arming them. */
   if (wt->overlapped_abandoned) {
-    anypoll__want_recheck(wt, ANYPOLL_RECHECK_UNARMED_MS);
+    anypoll__want_recheck(wt, item, ANYPOLL_RECHECK_UNARMED_MS);
     return 0;
   }
   return arm_async(wt, item);
@@ -343,7 +356,7 @@ int anypoll__pipe_arm_sync(struct anypoll__waiter *wt,
                            struct anypoll__item *item, short events) {
   /* A write end asked for POLLOUT has no notification when room appears. */
   if (item->writable && (events & POLLOUT))
-    anypoll__want_recheck(wt, ANYPOLL_RECHECK_WRITE_MS);
+    anypoll__want_recheck(wt, item, ANYPOLL_RECHECK_WRITE_MS);
   /* Every read end is watched, POLLIN asked or not: its POLLHUP is
    * reported regardless. */
   if (!item->readable || item->async || skip_unarmable(wt, item, 1) ||

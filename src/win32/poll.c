@@ -143,6 +143,8 @@ static int arm_all(struct anypoll__waiter *w, struct wait_set *ws,
                    anypoll_nfds_t nfds) {
   ws->count = 0;
   ws->handles[ws->count++] = w->event;
+  for (anypoll_nfds_t i = 0; i < nfds; i++)
+    items[i].recheck = 0;
   /* The overlapped requests first: each one's start resets the event, which
    * would erase a wake-up set before it (see win.h). */
   for (anypoll_nfds_t i = 0; i < nfds; i++)
@@ -169,13 +171,36 @@ static int arm_all(struct anypoll__waiter *w, struct wait_set *ws,
       if (ws->count < MAXIMUM_WAIT_OBJECTS && anypoll__console_waitable(it))
         wait_set_add(ws, it->handle);
       else
-        anypoll__want_recheck(w, ANYPOLL_RECHECK_CONSOLE_MS);
+        anypoll__want_recheck(w, it, ANYPOLL_RECHECK_CONSOLE_MS);
       break;
     default:
       break;
     }
   }
   return 0;
+}
+
+/* After a back-off round that timed out: checks only the entries that
+ * could not be armed (their kind asked for a re-check: item->recheck), and
+ * returns how many are ready. Nothing is written to fds: when one is
+ * ready, the caller disarms and checks every entry. */
+static int check_unarmed(const struct pollfd *fds,
+                         const struct anypoll__item *items,
+                         anypoll_nfds_t nfds, LONG64 call_id) {
+  int ready = 0;
+  for (anypoll_nfds_t i = 0; i < nfds; i++) {
+    const struct anypoll__item *it = &items[i];
+    if (!it->recheck)
+      continue;
+    short revents = 0;
+    if (it->kind == ANYPOLL_KIND_PIPE)
+      revents = anypoll__pipe_check_unarmed(it, fds[i].events, call_id);
+    else if (it->kind == ANYPOLL_KIND_CONSOLE_IN ||
+             it->kind == ANYPOLL_KIND_CONSOLE_OUT)
+      revents = anypoll__console_check(it, fds[i].events);
+    ready += revents != 0;
+  }
+  return ready;
 }
 
 static void disarm_all(struct anypoll__waiter *w) {
@@ -214,17 +239,32 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
       result = -1;
       break;
     }
-    DWORD ms = timeout_ms < 0 ? INFINITE : ms_left(deadline, freq);
     /* Entries that cannot be waited on: wait at most the back-off, which
-     * doubles on each round that finds nothing, up to the bound they ask. */
+     * doubles on each round that finds nothing, up to the bound they ask.
+     * A back-off round that ends by its timeout re-checks those entries
+     * only, and the armed ones stay armed: re-arming N idle pipes each
+     * round (a cancel and a new read each, and a full check) made the CPU
+     * of such a wait grow with N. Only a wake-up, a ready unarmed entry or
+     * the deadline disarms. */
     DWORD cap = w.recheck_ms;
     int rechecking = cap != 0;
-    if (rechecking && backoff > cap)
-      backoff = cap;
-    if (rechecking && ms > backoff)
-      ms = backoff;
-    DWORD r = WaitForMultipleObjectsEx(ws->count, ws->handles, FALSE, ms,
-                                       TRUE);
+    DWORD r;
+    for (;;) {
+      DWORD ms = timeout_ms < 0 ? INFINITE : ms_left(deadline, freq);
+      if (rechecking && backoff > cap)
+        backoff = cap;
+      if (rechecking && ms > backoff)
+        ms = backoff;
+      r = WaitForMultipleObjectsEx(ws->count, ws->handles, FALSE, ms, TRUE);
+      if (!rechecking || r != WAIT_TIMEOUT)
+        break;
+      if (backoff < cap)
+        backoff = backoff * 2 < cap ? backoff * 2 : cap;
+      if (timeout_ms >= 0 && ms_left(deadline, freq) == 0)
+        break;
+      if (check_unarmed(fds, items, nfds, w.call_id) != 0)
+        break;
+    }
     DWORD wait_error = r == WAIT_FAILED ? GetLastError() : 0;
     disarm_all(&w);
     if (r == WAIT_IO_COMPLETION) {
@@ -237,8 +277,6 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
       result = anypoll__set_errno_win(wait_error);
       break;
     }
-    if (rechecking && r == WAIT_TIMEOUT && backoff < cap)
-      backoff = backoff * 2 < cap ? backoff * 2 : cap;
     result = check_items(fds, items, nfds, &w);
     if (result != 0)
       break;

@@ -132,12 +132,16 @@ int anypoll__same_object(HANDLE a, HANDLE b) {
 
 /* ---- The gate ------------------------------------------------------------ */
 
+int anypoll__gate_begin(struct anypoll__gate *g, HANDLE h) {
+  return anypoll__gate_begin_skip(g, h, 0);
+}
+
 int anypoll__gate_begin_skip(struct anypoll__gate *g, HANDLE h,
-                             LONG64 skip_owner) {
+                             LONG64 skip_call) {
   AcquireSRWLockExclusive(&table_lock);
   struct watch *w = watch_find(h);
   int busy = (w != NULL && w->reading) ||
-             active_same_object(h, skip_owner) != NULL;
+             active_same_object(h, skip_call) != NULL;
   if (!busy) {
     g->handle = h;
     g->next = queries;
@@ -145,10 +149,6 @@ int anypoll__gate_begin_skip(struct anypoll__gate *g, HANDLE h,
   }
   ReleaseSRWLockExclusive(&table_lock);
   return busy;
-}
-
-int anypoll__gate_begin(struct anypoll__gate *g, HANDLE h) {
-  return anypoll__gate_begin_skip(g, h, 0);
 }
 
 void anypoll__gate_end(struct anypoll__gate *g) {

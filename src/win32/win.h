@@ -78,6 +78,9 @@ struct anypoll__item {
    * at that moment it had no data and its writer was alive: the re-check
    * leaves it out (see poll.c). */
   unsigned quiet : 1;
+  /* Any kind: this round, the entry could not be armed and is re-checked
+   * on the back-off (anypoll__want_recheck). */
+  unsigned recheck : 1;
   anypoll__pipe_local_info info;
   /* socket: the handle AFD is asked about (see socket.c), worked out by
    * every anypoll__socket_check and reused by the anypoll__socket_arm that
@@ -115,11 +118,15 @@ struct anypoll__gate {
 };
 ANYPOLL__INTERNAL
 int anypoll__gate_begin(struct anypoll__gate *g, HANDLE h);
-/* The same, but reads started for skip_owner (not 0) under other handle
- * values are not compared with h (see anypoll__pipe_check_owner). */
+/* gate_begin for a handle that was the only one to its object when this
+ * call classified it (item->sole): reads started by call skip_call on
+ * other handle values are not compared with it, by the reasoning of
+ * anypoll__watch_subscribe. Keeps a back-off re-check of one such entry
+ * from costing one NtCompareObjects per pipe armed beside it; the watch
+ * set passes its own id the same way (anypoll__pipe_check_owner). */
 ANYPOLL__INTERNAL
 int anypoll__gate_begin_skip(struct anypoll__gate *g, HANDLE h,
-                             LONG64 skip_owner);
+                             LONG64 skip_call);
 ANYPOLL__INTERNAL
 void anypoll__gate_end(struct anypoll__gate *g);
 
@@ -189,6 +196,11 @@ short anypoll__pipe_check(const struct anypoll__item *item, short events);
 ANYPOLL__INTERNAL
 short anypoll__pipe_check_owner(const struct anypoll__item *item,
                                 short events, LONG64 skip_owner);
+/* The check of an entry that could not be armed, on a back-off round of
+ * call call_id, while its other entries stay armed. */
+ANYPOLL__INTERNAL
+short anypoll__pipe_check_unarmed(const struct anypoll__item *item,
+                                  short events, LONG64 call_id);
 /* The wait loop's check of a pipe entry (pipe.c): after a wake-up, an
  * entry whose read was aborted while pending is left out. */
 ANYPOLL__INTERNAL
@@ -274,9 +286,13 @@ struct anypoll__waiter {
 #define ANYPOLL_RECHECK_NO_WAIT_MS 50
 #define ANYPOLL_RECHECK_CONSOLE_MS 128
 
-/* Asks for a re-check of the waiter's entries within cap_ms at most. */
+/* Asks for a re-check of the waiter's entry item within cap_ms at most:
+ * the entry could not be armed, and a back-off round that times out checks
+ * it (and only the entries so marked) again. */
 static inline void anypoll__want_recheck(struct anypoll__waiter *w,
+                                         struct anypoll__item *item,
                                          DWORD cap_ms) {
+  item->recheck = 1;
   if (w->recheck_ms == 0 || cap_ms < w->recheck_ms)
     w->recheck_ms = cap_ms;
 }
