@@ -32,10 +32,10 @@ static int handle_is_socket(HANDLE h, int *type) {
 static void set_pipe_access(struct anypoll__item *item) {
   int sole;
   ACCESS_MASK access = anypoll__sys_handle_access(item->handle, &sole);
-  item->sole = sole != 0;
+  item->u.pipe.sole = sole != 0;
   item->kind = ANYPOLL_KIND_PIPE;
-  item->readable = (access & FILE_READ_DATA) != 0;
-  item->writable = (access & FILE_WRITE_DATA) != 0;
+  item->u.pipe.readable = (access & FILE_READ_DATA) != 0;
+  item->u.pipe.writable = (access & FILE_WRITE_DATA) != 0;
 }
 
 static void classify_handle(HANDLE h, struct anypoll__item *item) {
@@ -47,11 +47,11 @@ static void classify_handle(HANDLE h, struct anypoll__item *item) {
    * pipe refuses), are asked only of what is not a pipe, and of pipe
    * handles opened without FILE_READ_ATTRIBUTES, which refuse the query
    * too and are recognised below as before. */
-  if (anypoll__sys_pipe_local_info(h, &item->info)) {
+  if (anypoll__sys_pipe_local_info(h, &item->u.pipe.info)) {
     set_pipe_access(item);
-    item->have_info = 1;
-    item->message =
-        item->info.NamedPipeType == ANYPOLL_FILE_PIPE_MESSAGE_TYPE;
+    item->u.pipe.have_info = 1;
+    item->u.pipe.message =
+        item->u.pipe.info.NamedPipeType == ANYPOLL_FILE_PIPE_MESSAGE_TYPE;
     return;
   }
   /* Sockets next: for a socket of this process Winsock answers SO_TYPE
@@ -61,7 +61,7 @@ static void classify_handle(HANDLE h, struct anypoll__item *item) {
   int socktype, sock_error;
   if (anypoll__sys_socket_type(h, &socktype, &sock_error) == 0) {
     item->kind = ANYPOLL_KIND_SOCKET;
-    item->stream = socktype == SOCK_STREAM;
+    item->u.socket.stream = socktype == SOCK_STREAM;
     return;
   }
   DWORD type_error;
@@ -70,7 +70,7 @@ static void classify_handle(HANDLE h, struct anypoll__item *item) {
   case FILE_TYPE_PIPE:
     if (handle_is_socket(h, &socktype)) {
       item->kind = ANYPOLL_KIND_SOCKET;
-      item->stream = socktype == SOCK_STREAM;
+      item->u.socket.stream = socktype == SOCK_STREAM;
     } else {
       set_pipe_access(item);
     }
@@ -104,9 +104,7 @@ static void classify_handle(HANDLE h, struct anypoll__item *item) {
 
 void anypoll__classify(SOCKET fd, struct anypoll__item *item) {
   item->handle = INVALID_HANDLE_VALUE;
-  item->readable = item->writable = item->async = item->stream = 0;
-  item->mode_known = item->no_wait = item->fired = item->empty_fires = 0;
-  item->sole = item->have_info = item->quiet = item->message = 0;
+  ZeroMemory(&item->u, sizeof item->u);
   item->recheck = 0;
   /* The pollfd member is a SOCKET, so a caller's -1 arrives as
    * INVALID_SOCKET: any value that is negative as a signed number means
@@ -131,7 +129,7 @@ void anypoll__classify(SOCKET fd, struct anypoll__item *item) {
     /* A read of ours is pending on the file object: it is a synchronous
      * pipe, and asking it anything but its access would wait for the read. */
     set_pipe_access(item);
-    item->mode_known = 1;
+    item->u.pipe.mode_known = 1;
     return;
   }
   classify_handle(h, item);

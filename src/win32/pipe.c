@@ -84,10 +84,10 @@ static short check_with(const struct anypoll__item *item, short events,
                         int have_info, const anypoll__pipe_local_info *info) {
   HANDLE h = item->handle;
   short revents = 0;
-  if (item->readable)
+  if (item->u.pipe.readable)
     revents |= have_info ? info_read_side(info, events)
                          : peek_read_side(h, events);
-  if (item->writable && !(revents & (POLLHUP | POLLNVAL))) {
+  if (item->u.pipe.writable && !(revents & (POLLHUP | POLLNVAL))) {
     if (!have_info) {
       /* A handle without FILE_READ_ATTRIBUTES cannot be asked; assume room,
        * as a blocking write is the lesser evil (see pipe_has_room). */
@@ -125,7 +125,7 @@ short anypoll__pipe_check(const struct anypoll__item *item, short events) {
 
 short anypoll__pipe_check_unarmed(const struct anypoll__item *item,
                                   short events, LONG64 call_id) {
-  return check(item, events, item->sole ? call_id : 0);
+  return check(item, events, item->u.pipe.sole ? call_id : 0);
 }
 
 short anypoll__pipe_check_owner(const struct anypoll__item *item,
@@ -138,8 +138,8 @@ static short check(const struct anypoll__item *item, short events,
   /* The classification of this call asked the pipe a moment ago (and no
    * read of ours has run on it since: the first check precedes any arm).
    * A message-type read end needs its peek as well, so it asks again. */
-  if (item->have_info && !(item->message && item->readable))
-    return check_with(item, events, 1, &item->info);
+  if (item->u.pipe.have_info && !(item->u.pipe.message && item->u.pipe.readable))
+    return check_with(item, events, 1, &item->u.pipe.info);
   HANDLE h = item->handle;
   /* Gated even if the handle is asynchronous (not serialised by the I/O
    * manager): finding that out would cost another system call per check. */
@@ -151,13 +151,13 @@ static short check(const struct anypoll__item *item, short events,
      * cannot be asked below: a wrong "writable" makes one write wait for
      * the reader, a wrong "not writable" would hold a writer up for as long
      * as another call waits (for ever with timeout -1). */
-    return item->writable ? (short)(events & POLLOUT) : 0;
+    return item->u.pipe.writable ? (short)(events & POLLOUT) : 0;
   }
   anypoll__pipe_local_info info;
   ZeroMemory(&info, sizeof info);
   int have_info = anypoll__sys_pipe_local_info(h, &info);
   short revents = check_with(item, events, have_info, &info);
-  if (item->message && item->readable && have_info &&
+  if (item->u.pipe.message && item->u.pipe.readable && have_info &&
       info.NamedPipeState == ANYPOLL_FILE_PIPE_CONNECTED_STATE &&
       info.ReadDataAvailable == 0 && zero_length_message_queued(h))
     revents |= anypoll__readable_bits(events);
@@ -194,7 +194,7 @@ static int arm_async(struct anypoll__waiter *wt, struct anypoll__item *item) {
      * read that cannot block (PIPE_NOWAIT, no client yet) would fail the
      * same way next round, so the entry is re-checked on the back-off. */
     if (anypoll__watch_read_outcome(FALSE, error) == ANYPOLL_WATCH_NO_WAIT)
-      item->no_wait = 1;
+      item->u.pipe.no_wait = 1;
     wt->failed_arm = 1;
     CloseHandle(h);
     return 0;
@@ -209,7 +209,7 @@ static void cancel_async(struct anypoll__waiter *wt, anypoll_nfds_t i) {
   if (ov->Internal == (ULONG_PTR)STATUS_PENDING)
     anypoll__sys_cancel_io(wt->overlapped_handles[i], (OVERLAPPED *)ov);
   else
-    wt->overlapped_items[i]->fired = 1;
+    wt->overlapped_items[i]->u.pipe.fired = 1;
 }
 
 /* How long a disarm waits for one cancelled overlapped read to complete. */
@@ -242,7 +242,7 @@ static void wait_async(struct anypoll__waiter *wt, anypoll_nfds_t i) {
     CloseHandle(wt->overlapped_handles[i]);
   /* Cancelled while pending: no data, writer alive, at that moment. */
   if (ov->Internal == (ULONG_PTR)ANYPOLL_STATUS_CANCELLED)
-    wt->overlapped_items[i]->quiet = 1;
+    wt->overlapped_items[i]->u.pipe.quiet = 1;
 }
 
 /* Whether h was opened for overlapped I/O. Asked only of pipes about to be
@@ -270,10 +270,10 @@ int anypoll__pipe_prepare(struct anypoll__waiter *wt,
                           struct anypoll__item *items, anypoll_nfds_t nfds) {
   anypoll_nfds_t sync_pipes = 0, async_pipes = 0;
   for (anypoll_nfds_t i = 0; i < nfds; i++) {
-    if (items[i].kind == ANYPOLL_KIND_PIPE && items[i].readable) {
-      if (!items[i].mode_known)
-        items[i].async = anypoll__pipe_is_async(items[i].handle);
-      if (items[i].async)
+    if (items[i].kind == ANYPOLL_KIND_PIPE && items[i].u.pipe.readable) {
+      if (!items[i].u.pipe.mode_known)
+        items[i].u.pipe.async = anypoll__pipe_is_async(items[i].handle);
+      if (items[i].u.pipe.async)
         async_pipes++;
       else
         sync_pipes++;
@@ -315,7 +315,7 @@ void anypoll__pipe_release(struct anypoll__waiter *wt) {
 /* A read end whose read cannot block is re-checked on the back-off. */
 static int skip_no_wait(struct anypoll__waiter *wt,
                         struct anypoll__item *item) {
-  if (!item->no_wait)
+  if (!item->u.pipe.no_wait)
     return 0;
   anypoll__want_recheck(wt, item, ANYPOLL_RECHECK_NO_WAIT_MS);
   return 1;
@@ -332,7 +332,7 @@ static int skip_no_wait(struct anypoll__waiter *wt,
  *     arrives. A read of ours must never delay a call of the program. */
 static int skip_unarmable(struct anypoll__waiter *wt,
                           struct anypoll__item *item, int sync) {
-  if (!item->message && !(sync && item->writable))
+  if (!item->u.pipe.message && !(sync && item->u.pipe.writable))
     return 0;
   anypoll__want_recheck(wt, item, ANYPOLL_RECHECK_UNARMED_MS);
   return 1;
@@ -340,7 +340,7 @@ static int skip_unarmable(struct anypoll__waiter *wt,
 
 int anypoll__pipe_arm_async(struct anypoll__waiter *wt,
                             struct anypoll__item *item) {
-  if (!item->readable || !item->async || skip_unarmable(wt, item, 0) ||
+  if (!item->u.pipe.readable || !item->u.pipe.async || skip_unarmable(wt, item, 0) ||
       skip_no_wait(wt, item))
     return 0;
   /* An abandoned read still owns a slot of the array: the rest of the call
@@ -355,18 +355,18 @@ int anypoll__pipe_arm_async(struct anypoll__waiter *wt,
 int anypoll__pipe_arm_sync(struct anypoll__waiter *wt,
                            struct anypoll__item *item, short events) {
   /* A write end asked for POLLOUT has no notification when room appears. */
-  if (item->writable && (events & POLLOUT))
+  if (item->u.pipe.writable && (events & POLLOUT))
     anypoll__want_recheck(wt, item, ANYPOLL_RECHECK_WRITE_MS);
   /* Every read end is watched, POLLIN asked or not: its POLLHUP is
    * reported regardless. */
-  if (!item->readable || item->async || skip_unarmable(wt, item, 1) ||
+  if (!item->u.pipe.readable || item->u.pipe.async || skip_unarmable(wt, item, 1) ||
       skip_no_wait(wt, item))
     return 0;
   struct anypoll__watch_sub *sub = &wt->pipe_subs[wt->pipe_sub_count];
   sub->event = wt->event;
   sub->notify = NULL;
   sub->ctx = item;
-  if (anypoll__watch_subscribe(sub, item->handle, item->sole, wt->call_id) != 0)
+  if (anypoll__watch_subscribe(sub, item->handle, item->u.pipe.sole, wt->call_id) != 0)
     return -1;
   wt->pipe_sub_count++;
   return 0;
@@ -394,11 +394,11 @@ void anypoll__pipe_disarm_all(struct anypoll__waiter *wt) {
     /* This call stopped the read and saw it end: if the cancel aborted it
      * while pending, the entry had no data and a live writer then. */
     if (sub->quiet)
-      item->quiet = 1;
+      item->u.pipe.quiet = 1;
     if (sub->outcome == ANYPOLL_WATCH_NO_WAIT)
-      item->no_wait = 1;
+      item->u.pipe.no_wait = 1;
     else if (sub->outcome == ANYPOLL_WATCH_FIRED)
-      item->fired = 1;
+      item->u.pipe.fired = 1;
   }
   wt->pipe_sub_count = 0;
   for (anypoll_nfds_t i = 0; i < wt->overlapped_count; i++)
@@ -415,13 +415,13 @@ void anypoll__pipe_disarm_all(struct anypoll__waiter *wt) {
 short anypoll__pipe_recheck(struct anypoll__item *item, short events,
                             int after_wake) {
   short revents;
-  if (after_wake && item->quiet && !(item->writable && (events & POLLOUT)))
+  if (after_wake && item->u.pipe.quiet && !(item->u.pipe.writable && (events & POLLOUT)))
     revents = 0;
   else
     revents = anypoll__pipe_check(item, events);
   /* Both hold for one check only. */
-  item->have_info = 0;
-  item->quiet = 0;
+  item->u.pipe.have_info = 0;
+  item->u.pipe.quiet = 0;
   return revents;
 }
 
@@ -436,10 +436,10 @@ void anypoll__pipe_after_round(struct anypoll__item *items,
     struct anypoll__item *it = &items[i];
     if (it->kind != ANYPOLL_KIND_PIPE)
       continue;
-    if (!it->fired)
-      it->empty_fires = 0;
-    else if (++it->empty_fires >= 2)
-      it->no_wait = 1;
-    it->fired = 0;
+    if (!it->u.pipe.fired)
+      it->u.pipe.empty_fires = 0;
+    else if (++it->u.pipe.empty_fires >= 2)
+      it->u.pipe.no_wait = 1;
+    it->u.pipe.fired = 0;
   }
 }

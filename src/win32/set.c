@@ -256,8 +256,9 @@ static int iocp_add(struct anypoll__set *s, int fd, unsigned events, void *data)
     errno = EBADF;
     return -1;
   }
-  if (item.kind == ANYPOLL_KIND_PIPE && item.readable && !item.mode_known)
-    item.async = anypoll__pipe_is_async(item.handle);
+  if (item.kind == ANYPOLL_KIND_PIPE && item.u.pipe.readable &&
+      !item.u.pipe.mode_known)
+    item.u.pipe.async = anypoll__pipe_is_async(item.handle);
   if (item.kind == ANYPOLL_KIND_SOCKET && s->afd == NULL &&
       anypoll__set_socket_open(s) != 0)
     return -1;
@@ -273,10 +274,13 @@ static int iocp_add(struct anypoll__set *s, int fd, unsigned events, void *data)
   r->events = events;
   r->data = data;
   r->item = item;
-  r->item.have_info = 0; /* the info is of now; the first check asks */
+  /* A pipe's info is of now; its first check asks again. (Only a pipe's:
+   * the union holds another kind's state.) */
+  if (item.kind == ANYPOLL_KIND_PIPE)
+    r->item.u.pipe.have_info = 0;
   r->refs = 1;
   r->fresh = 1;
-  if (item.kind == ANYPOLL_KIND_PIPE && !item.sole)
+  if (item.kind == ANYPOLL_KIND_PIPE && !item.u.pipe.sole)
     s->has_dups = 1;
   s->by_fd[fd] = r;
   iocp_update_push(s, r);

@@ -71,14 +71,14 @@ static int iocp_arm_async(struct anypoll__reg *r) {
 
 int anypoll__set_pipe_arm(struct anypoll__reg *r) {
   struct anypoll__item *it = &r->item;
-  if (it->writable && (r->events & POLLOUT))
+  if (it->u.pipe.writable && (r->events & POLLOUT))
     if (anypoll__set_timer(r, ANYPOLL_RECHECK_WRITE_MS) != 0)
       return -1;
-  if (!it->readable)
+  if (!it->u.pipe.readable)
     return 0;
   if (r->no_wait)
     return anypoll__set_timer(r, ANYPOLL_RECHECK_NO_WAIT_MS);
-  if (it->async) {
+  if (it->u.pipe.async) {
     /* The previous read has ended (its wait posted us): collect it. */
     if (r->ov_pending && HasOverlappedIoCompleted(&r->ov))
       r->ov_pending = 0;

@@ -47,13 +47,13 @@ int anypoll__set_socket_check(struct anypoll__reg *r) {
     struct pollfd p = { (SOCKET)(intptr_t)r->fd, ev, 0 };
     if (anypoll__socket_check(&p, &r->item, 1) != 0)
       return POLLERR;
-    r->base = r->item.afd_base;
+    r->base = r->item.u.socket.afd_base;
     return p.revents;
   }
   if (!r->have_result)
     return -1; /* only the AFD poll can tell: arm it */
   r->have_result = 0;
-  return anypoll__socket_revents(r->afd.events, ev, r->item.stream);
+  return anypoll__socket_revents(r->afd.events, ev, r->item.u.socket.stream);
 }
 
 int anypoll__set_socket_arm(struct anypoll__reg *r) {
@@ -68,7 +68,7 @@ int anypoll__set_socket_arm(struct anypoll__reg *r) {
   r->afd.exclusive = FALSE;
   r->afd.handle = r->base;
   r->afd.events =
-      anypoll__socket_afd_events((short)(r->events & 0xffff), r->item.stream);
+      anypoll__socket_afd_events((short)(r->events & 0xffff), r->item.u.socket.stream);
   r->afd.status = 0;
   r->iosb.Status = STATUS_PENDING;
   InterlockedIncrement(&r->refs);

@@ -210,7 +210,7 @@ static afd_poll_info *build(const struct pollfd *fds,
   for (anypoll_nfds_t i = 0; i < nfds; i++) {
     if (items[i].kind != ANYPOLL_KIND_SOCKET)
       continue;
-    HANDLE base = items[i].afd_base;
+    HANDLE base = items[i].u.socket.afd_base;
     ULONG j = 0;
     while (j < k && info->Handles[j].Handle != base)
       j++;
@@ -220,8 +220,8 @@ static afd_poll_info *build(const struct pollfd *fds,
       info->Handles[k].Status = 0;
       k++;
     }
-    info->Handles[j].Events |= afd_events_for(fds[i].events, items[i].stream) |
-                               (items[i].stream ? extra : 0);
+    info->Handles[j].Events |= afd_events_for(fds[i].events, items[i].u.socket.stream) |
+                               (items[i].u.socket.stream ? extra : 0);
     if (slot != NULL)
       slot[i] = j;
   }
@@ -266,7 +266,7 @@ int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
    * value reused), and reused by the arm that follows in the same call. */
   for (anypoll_nfds_t i = 0; i < nfds; i++)
     if (items[i].kind == ANYPOLL_KIND_SOCKET)
-      items[i].afd_base = base_handle(items[i].handle);
+      items[i].u.socket.afd_base = base_handle(items[i].handle);
   ULONG *slot = malloc(nfds * sizeof *slot);
   if (slot == NULL) {
     errno = ENOMEM;
@@ -325,11 +325,11 @@ int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
   for (anypoll_nfds_t i = 0; i < nfds; i++) {
     if (items[i].kind != ANYPOLL_KIND_SOCKET)
       continue;
-    if (got[slot[i]] == 0 && items[i].stream && never_connected(items[i].handle))
+    if (got[slot[i]] == 0 && items[i].u.socket.stream && never_connected(items[i].handle))
       fds[i].revents = (short)(POLLHUP | writable(fds[i].events, 1));
     else
       fds[i].revents =
-          revents_for(got[slot[i]], fds[i].events, items[i].stream);
+          revents_for(got[slot[i]], fds[i].events, items[i].u.socket.stream);
   }
 out:
   free(got);

@@ -41,10 +41,8 @@ enum anypoll__kind {
   ANYPOLL_KIND_FILE /* disk file, NUL, other character device */
 };
 
-/* What one pollfd entry refers to, worked out once per call. */
-struct anypoll__item {
-  HANDLE handle;
-  int kind;
+/* A pipe's state in a call (pipe.c; handle.c fills in the access). */
+struct anypoll__pipe_item {
   unsigned readable : 1; /* pipe: the handle has read access */
   unsigned writable : 1; /* pipe: the handle has write access */
   unsigned async : 1;    /* pipe: opened for overlapped I/O (known only
@@ -52,7 +50,6 @@ struct anypoll__item {
   unsigned mode_known : 1; /* pipe: async is already known (a read of ours
                               was pending on the file object, which only
                               happens on synchronous ones) */
-  unsigned stream : 1;   /* socket: SOCK_STREAM */
   /* pipe: a message-type pipe (NamedPipeType of its local information, when
    * it could be asked). A zero-byte read would consume a zero-length
    * message, so no read of ours is ever armed on it: re-checked on the
@@ -78,14 +75,30 @@ struct anypoll__item {
    * at that moment it had no data and its writer was alive: the re-check
    * leaves it out (see poll.c). */
   unsigned quiet : 1;
-  /* Any kind: this round, the entry could not be armed and is re-checked
-   * on the back-off (anypoll__want_recheck). */
-  unsigned recheck : 1;
   anypoll__pipe_local_info info;
+};
+
+/* A socket's state in a call (socket.c). */
+struct anypoll__socket_item {
+  unsigned stream : 1; /* SOCK_STREAM */
   /* socket: the handle AFD is asked about (see socket.c), worked out by
    * every anypoll__socket_check and reused by the anypoll__socket_arm that
    * follows it in the same call; never read before a check has set it. */
   HANDLE afd_base;
+};
+
+/* What one pollfd entry refers to, worked out once per call. Each kind
+ * sees only its own part of u. */
+struct anypoll__item {
+  HANDLE handle;
+  int kind;
+  /* Any kind: this round, the entry could not be armed and is re-checked
+   * on the back-off (anypoll__want_recheck). */
+  unsigned recheck : 1;
+  union {
+    struct anypoll__pipe_item pipe;
+    struct anypoll__socket_item socket;
+  } u;
 };
 
 /* Fills in item for the C runtime descriptor stored in a pollfd. */
