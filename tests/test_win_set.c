@@ -91,6 +91,21 @@ TEST(set_win_socket_closed_before_del) {
   ASSERT_EQ(ev[0].fd, t[0]);
   ASSERT_EQ(ev[0].events, (unsigned)POLLNVAL);
   ASSERT_EQ(_write(p[1], "x", 1), 1);
+  /* The pipe's readiness reaches the port through its helper read's post,
+   * which may land after a wait has returned the closed socket alone
+   * (docs/deviations.md, "The watch set on Windows"); once it has come,
+   * both are reported by every wait. */
+  double until = tp_now_ms() + 5000;
+  for (;;) {
+    ASSERT_LT(tp_now_ms(), until);
+    int n = B.wait(s, ev, 4, 5000);
+    ASSERT_GE(n, 1);
+    ASSERT_EQ(ev[0].fd == t[0] ? ev[0].events : ev[n - 1].events,
+              (unsigned)POLLNVAL);
+    if (n == 2)
+      break;
+    ASSERT_EQ(ev[0].fd, t[0]);
+  }
   for (int round = 0; round < 3; round++) {
     ASSERT_EQ(B.wait(s, ev, 4, 5000), 2);
     unsigned seen = 0;

@@ -287,6 +287,17 @@ static int iocp_add(struct anypoll__set *s, int fd, unsigned events, void *data)
   return 0;
 }
 
+/* mod or del of a number that is not registered: EBADF when it is not an
+ * open descriptor (as epoll_ctl checks the descriptor first, and as the
+ * other set backends answer), ENOENT otherwise. Only this error path pays
+ * for the classification. */
+static int iocp_not_registered(int fd) {
+  struct anypoll__item item;
+  anypoll__classify((SOCKET)(intptr_t)fd, &item);
+  errno = item.kind == ANYPOLL_KIND_INVALID ? EBADF : ENOENT;
+  return -1;
+}
+
 int anypoll__set_iocp_ctl(void *state, int op, int fd, unsigned events,
                           void *data) {
   struct anypoll__set *s = state;
@@ -304,8 +315,7 @@ int anypoll__set_iocp_ctl(void *state, int op, int fd, unsigned events,
     break;
   case ANYPOLL__SET_MOD:
     if (r == NULL) {
-      errno = ENOENT;
-      result = -1;
+      result = iocp_not_registered(fd);
       break;
     }
     /* What is armed was armed for the old events: start afresh. */
@@ -322,8 +332,7 @@ int anypoll__set_iocp_ctl(void *state, int op, int fd, unsigned events,
     break;
   case ANYPOLL__SET_DEL:
     if (r == NULL) {
-      errno = ENOENT;
-      result = -1;
+      result = iocp_not_registered(fd);
     } else {
       iocp_unregister(s, r);
     }
@@ -406,14 +415,22 @@ int anypoll__set_iocp_wait(void *state, struct anypoll_event *out, int max,
   LONGLONG deadline = iocp_qpc() + ((LONGLONG)timeout_ms * f.QuadPart + 999) / 1000;
   int result;
   AcquireSRWLockExclusive(&s->lock);
+  int slept = 0;
   for (;;) {
     int port_armed = 0;
     int n = iocp_run_checks(s, out, max, &port_armed, NULL);
-    if (n > 0 && n < max && port_armed) {
-      /* A socket reported by the last wait was re-armed to be checked
-       * again: if it is still ready its packet is already in the port, and
+    if (n > 0 && n < max && (port_armed || !slept)) {
+      /* What is in the port must get its turn too. Before any sleep, the
+       * ready entries came from the check list alone (entries that stay
+       * ready: a closed descriptor, a file, a pipe with data), and without
+       * this look at the port they would be all that any wait ever reports
+       * while they stay ready, starving every other entry. And a socket
+       * reported by the last wait was re-armed to be checked again: if it
+       * is still ready its packet is already in the port, and
        * level-triggering wants it in this report too. Only what those
-       * packets bring is checked (after the old tail). */
+       * packets bring is checked (after the old tail). A wait that slept
+       * has just emptied the port: no second look (one request fewer per
+       * woken wait). */
       OVERLAPPED_ENTRY e[IOCP_DEQUEUE_MAX];
       ULONG got = 0;
       struct anypoll__reg *mark = s->check_tail;
@@ -444,6 +461,7 @@ int anypoll__set_iocp_wait(void *state, struct anypoll_event *out, int max,
                      : (DWORD)((left * 1000 + f.QuadPart - 1) / f.QuadPart);
     }
     s->waiters++;
+    slept = 1;
     ReleaseSRWLockExclusive(&s->lock);
     OVERLAPPED_ENTRY e[IOCP_DEQUEUE_MAX];
     ULONG got = 0;
