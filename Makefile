@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The two commands of the README, and a few more. Every target sets up what
 # it needs first (scripts/setup-deps does nothing when all is present).
 .PHONY: all deps native mingw sanitize tsan fuzz check check-native \

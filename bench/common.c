@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The portable layer and helpers shared by the benchmark programs. */
 #ifndef _WIN32
 #  define _GNU_SOURCE /* pipe2, F_SETPIPE_SZ */

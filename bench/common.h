@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared pieces of the benchmark programs: the strategies being compared,
  * a thin portable layer (clocks, CPU time, pipes, loopback TCP, child
  * processes, threads) so that every program is one source for Linux and for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Scenario 3: the cost of waiting. An infinite wait on 64 idle descriptors
  * (32 pipe read ends, 31 TCP sockets and a terminal: a pseudo-terminal on
  * Linux, the console under Wine; where there is no terminal, a 32nd

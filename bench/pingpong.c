@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Scenario 4: wake-up latency. One byte goes back and forth between two
  * processes, over a pair of pipes or a loopback TCP connection, and each
  * side waits for it with the strategy under test before reading it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The helper-thread pool's idle lifetime, Windows only.
  *
  *   pool [--pipes 32] [--interval-ms 3000] [--lifetime-ms 1000]

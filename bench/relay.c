@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Scenarios 1, 2 and 6: a producer and a relay, as in git's upload-pack
  * relaying pack-objects' output (the seed's experiment).
  *

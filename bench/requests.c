@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The request counter's program (Windows only; bench/requests-count runs it
  * under Wine with the server's request trace on and does the counting).
  *

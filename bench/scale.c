@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Scenario 5: the ready fast path and scale.
  *
  * For each N: (a) calls per second of a poll on N pipes that all hold data

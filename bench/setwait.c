@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The watch set's wait against raw epoll_wait, on Linux, side by side.
  * Two threads pass one byte back and forth over a pair of pipes; each
  * waits for it before reading it, with the strategy under test:

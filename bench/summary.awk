@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The table `make demo` prints, from bench/run's results.csv
 # (platform,scenario,strategy,param,metric,value,ratio,reps).
 function cell(p, key,   v) {

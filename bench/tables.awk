@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Markdown tables of bench/run's results.csv, one per scenario, for
 # docs/performance.md:  awk -F, -f bench/tables.awk build/bench/results.csv
 function f(v, d) { return v == "" ? "-" : sprintf("%." d "f", v) }

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Installation: headers, both libraries, man pages, anypoll.pc and the CMake
 # package anypollConfig.cmake exporting anypoll::anypoll (static) and
 # anypoll::anypoll_shared.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Tests of what anypoll ships rather than of how it polls: the exported
 # symbols, the one-file release, the man pages, and programs outside the
 # tree built against a staged install. The scripts are in tests/package/.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Run a child process and collect its stdout and stderr as they come, with
  * neither pipe blocking the other: the reason most programs need poll() on
  * pipes. The child is this program again, started with "--child".

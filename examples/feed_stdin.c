@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* feed_stdin HOLD_MS =TEXT PROGRAM [ARGS...] (Windows only, for the tests):
  * runs PROGRAM with its stdin on a new Windows anonymous pipe, writes TEXT
  * into it ('|' stands for a newline), keeps the pipe open HOLD_MS ms more,

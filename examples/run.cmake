@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 cmake_minimum_required(VERSION 3.25)
 # Runs one example with INPUT on a stdin pipe that stays open HOLD_MS ms
 # after it, and checks its exit status and its whole output (carriage

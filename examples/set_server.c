@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A server that watches 1000 clients with a watch set (anypoll_set): each
  * client's connection is registered once, and each wait reports only the
  * connections with something to read. To stay self-contained the clients

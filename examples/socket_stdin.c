@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Wait on a socket and on stdin at once: the shape of every interactive
  * network client. Lines typed on stdin go to a TCP server; what the server
  * sends back is printed. To keep the example self-contained, the server

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Wait for input with a deadline while doing periodic work: a prompt that
  * gives up after a while, printing a tick every 100 ms meanwhile. The
  * deadline is kept on a monotonic clock and each wait is only as long as

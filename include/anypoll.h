@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* anypoll: one poll() that behaves the same on Linux and Windows, on every
  * kind of descriptor, and never busy-waits.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Packaging targets, included by the Makefile.
 #   make install [PREFIX=/usr/local] [DESTDIR=/staging]   the Linux build
 #   make install-mingw PREFIX=/some/dir [DESTDIR=...]     the Windows build

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pollcat's children: exec mode, and the session that serves one
  * connection with a command of its own (-e) or, with -k alone, stdout. */
 #include <stdio.h>

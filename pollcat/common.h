@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What pollcat's portable files share: the options and messages
  * (options.c), the relay (relay.c), connect and listen (net.c), and the
  * children and sessions (child.c). The platform layer is pollcat.h's. */

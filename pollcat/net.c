@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pollcat's connect and listen: addresses, the connection's relay to the
  * standard streams, and -k's many clients waited on in one call. */
 #include <errno.h>

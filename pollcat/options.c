@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pollcat's command line: the options, --help's usage text, messages, and
  * main, which picks the mode. */
 #include <errno.h>

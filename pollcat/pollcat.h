@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pollcat: the contract between the portable files (options.c, net.c,
  * relay.c, child.c; common.h) and the platform layers (posix.c, win32.c).
  * Only the platform files include the system's process and handle headers;

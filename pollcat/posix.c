@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pollcat's POSIX layer: descriptors, sockets and posix_spawn. */
 #define _GNU_SOURCE /* accept4, pipe2 */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pollcat's relay: one-way streams, each with its own buffer, all waited
  * on at once with anypoll_poll; and the exit that prints --stats.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pollcat's Windows layer: handles behind C runtime descriptors (which is
  * what anypoll waits on), Winsock, and CreateProcess with anonymous pipes.
  *

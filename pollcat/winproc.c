@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Starting a Windows child process (winproc.h): the command line, the
  * pipes and CreateProcess, for pollcat's exec mode and for pccat. */
 #include <string.h>

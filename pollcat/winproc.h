@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Starting a Windows child process, shared by pollcat (win32.c) and its
  * test child pccat: the command line, the pipes and CreateProcess. */
 #ifndef POLLCAT_WINPROC_H

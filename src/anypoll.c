@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The shared front end: argument checks common to every backend, and the
  * dispatch from enum anypoll_backend to the platform's implementation. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The contract between the shared front end (src/anypoll.c) and the
  * platform backends. Nothing declared here is exported from the library. */
 #ifndef ANYPOLL_INTERNAL_H

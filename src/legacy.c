@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The two strategies anypoll replaces, kept only so that the benchmarks and
  * tests can compare against them: check every entry, and when nothing is
  * ready sleep 1 ms (git's and gnulib's compat poll since 2014) or yield the

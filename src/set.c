@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The watch set's front end: the argument checks every backend shares, and
  * the dispatch to the backend a set was made with (src/set.h). */
 #include <errno.h>

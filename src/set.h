@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The contract between the watch set's front end (src/set.c) and its
  * backends (epoll on Linux, the portable one on anypoll_poll, the I/O
  * completion port on Windows). Nothing declared here is exported. */

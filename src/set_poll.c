@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The watch set's portable backend: a table of registrations, each wait an
  * anypoll_poll over the enabled ones plus a wake-up pipe of the waiting
  * thread's own. It runs wherever anypoll_poll does: it is the default set

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The drop-in header before <winsock2.h> and <windows.h>. */
 #include <anypoll/poll.h>
 #ifdef _WIN32

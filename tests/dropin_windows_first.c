@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The drop-in header after a full <windows.h> (which brings winsock 1). */
 #ifdef _WIN32
 #  include <windows.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The drop-in header after <winsock2.h> (and <windows.h>): a program
  * written for POSIX poll() compiles and runs unchanged. */
 #ifdef _WIN32

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The platform-independent part of the test harness. */
 #include "test.h"
 #include "set.h"

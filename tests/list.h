@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every test case, once. CMake reads this file to register each case with
  * CTest (one process per case and backend); runner.c builds its table from
  * it. TEST_CASE runs everywhere; TEST_CASE_WIN only on Windows, for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Test helpers on POSIX. */
 #include <arpa/inet.h>
 #include <dirent.h>

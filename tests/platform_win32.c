@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Test helpers on Windows: C runtime descriptors over pipes and sockets, so
  * that the test cases read the same as on POSIX. */
 #include <winsock2.h>

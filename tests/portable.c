@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The portable layer of tests/portable.h, for POSIX and for Windows. */
 #ifdef _WIN32
 #  include <winsock2.h>

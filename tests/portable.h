@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The portable layer the tests and the benchmarks share (library
  * anypoll_testsupport): threads, sleeping, clocks, a loopback address, and
  * what happens when a helper fails. It uses nothing of anypoll, so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Runs one test case (or every one) against one backend:
  *   anypoll_test [CASE|all|--list] [BACKEND]
  * BACKEND is a poll backend's name, or for the watch set's cases

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The test harness: assertions that print what failed and where, and the
  * portable helpers (tp_*) that let one test source run natively and under
  * Wine. Each test case runs in its own process, started by CTest with a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Events a socket never reports (Linux's tcp_poll sets neither POLLRDBAND
  * nor POLLWRBAND) asked alone, on a socket that is readable and writable:
  * the call must wait out its timeout asleep, not wake on the data or the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The whole-call rules every backend follows, on the simplest descriptors. */
 #include <errno.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* POSIX only: terminals (pseudo-terminals), signals, and the select()
  * backend's own corner cases. Each case runs on every POSIX backend and
  * expects what the kernel's poll() gives. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reliability: load, concurrency, faults and bad input. The
  * stress cases run a short form by default; ANYPOLL_STRESS_SCALE=N makes
  * them N times longer (make stress uses 100), and ANYPOLL_STRESS_SEED picks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A descriptor closed between two calls whose number comes back as another
  * kind of object. Whatever a backend remembers about an entry (its kind, a
  * pipe's mode, a socket's base handle) must not outlive the descriptor:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The watch set: every rule of include/anypoll.h's set API, run once per
  * set backend (tests/CMakeLists.txt), natively and under Wine. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Many threads on one pipe, and duplicates of it. On Windows a call that
  * asks a pipe anything while another thread's wait has a zero-byte read
  * pending on it would wait for that read (the file-object lock); Wine does

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Waiting and waking: each case makes a descriptor ready (or not) while the
  * call waits, from another thread, and checks the exact result. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Windows-only behaviour: APCs, Winsock event associations, overlapped
  * named pipes, NUL, fault injection, handle and thread counts, consoles. */
 #include <winsock2.h>

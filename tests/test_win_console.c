@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Windows only: console input as a terminal gives it (line and raw mode,
  * Alt+numpad); and, for want of a better home, the DLL's lifetime and the
  * mapping of Win32 errors to errno. The console cases run under

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Windows only, the file-object lock: the lock model is live, full-duplex pipes keep
  * POLLOUT while another call's read is pending, read ends whose zero-byte
  * read cannot block are waited on without spinning, and closed descriptors

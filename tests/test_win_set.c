@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The watch set's Windows backend, on what only Windows has: a helper read
  * shared with anypoll_poll under the lock model, overlapped pipes, and a
  * socket closed before its del. Through the backend's table, as the front

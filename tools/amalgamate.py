@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes the one-file release: OUT/anypoll.h (the public header) and
 OUT/anypoll.c (every source of the library in one translation unit); and
 its gnulib-ABI variant OUT/compat/poll.h and OUT/compat/poll.c, the two

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A first look at anypoll: a thread writes to a pipe after 200 ms while the
  * main thread waits in anypoll_poll with an infinite timeout; the demo shows
  * how soon the wait ended after the write, and that it took no CPU. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Measures how long anypoll_poll really waits for a given timeout when
  * nothing becomes ready: prints min / median / max of the elapsed time per
  * timeout, so docs/windows-design.md can state the accuracy seen.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes a `git fast-import` stream for make bench-git's test repository:
 COMMITS commits on main over a tree of DIRS x FILES text files, each commit
 rewriting a few lines of a few files, so that the pack has many objects and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The counting wrapper of make bench-git, linked into both git.exe builds
  * with -Wl,--wrap=poll: every poll() call git makes across object files
  * (upload-pack's among them) comes here first. It counts the calls and the

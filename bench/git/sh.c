@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A stand-in for sh.exe, for make bench-git. A file:// clone makes git run
  * `sh -c "git-upload-pack '<path>'"`, and Wine has no sh; this runs
  * `git.exe upload-pack <path>` (git.exe from this program's directory)

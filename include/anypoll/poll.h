@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Drop-in <poll.h>: include this instead of <poll.h> and a program written
  * for POSIX poll() compiles unchanged on Windows, where poll is a macro
  * for the name anypoll_poll. On POSIX it is <poll.h> plus anypoll as well.

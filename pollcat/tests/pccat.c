@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pccat: the cat-like child for pollcat's tests, built for both platforms
  * (Windows has no cat). Copies stdin to stdout with plain blocking reads
  * and writes, as an ordinary program does.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """peer.py MODE PORTFILE [BYTES [DELAY]]: a TCP peer for pollcat's tests.
 
 It listens on 127.0.0.1 (a free port, written to PORTFILE), accepts one

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # pollcat's behavioural tests: pollcat-test.sh CASE, run by CTest natively
 # and for the Windows build (which starts pollcat.exe through Wine itself).
 # Environment (set by pollcat/CMakeLists.txt):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* poll() of the gnulib-ABI release (dist/compat/poll.c): the entry point
  * that src/compat/poll.h declares, on top of the library.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* poll() with the interface of gnulib's and git's compat/poll/poll.h, done by
  * anypoll. With poll.c beside it, this replaces a project's compat/poll
  * (or gnulib's poll module) as it stands: same struct, same bit values, same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The POSIX backend table and the primitives the historical strategies use. */
 #include <errno.h>
 #include <sched.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The native POSIX backend: the kernel's own poll(), which is the reference
  * every other backend is checked against. */
 #include <errno.h>

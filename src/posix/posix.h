@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Declarations shared by the POSIX backend files. */
 #ifndef ANYPOLL_POSIX_H
 #define ANYPOLL_POSIX_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The select() backend, for systems whose poll() is missing or wrong on some
  * descriptor kinds (macOS's fails on character devices).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The watch set on Linux: a thin layer over epoll, level-triggered, with
  * ANYPOLL_ONESHOT as EPOLLONESHOT. On POSIX systems without epoll the
  * default set backend is the portable one (src/set_poll.c), chosen below.

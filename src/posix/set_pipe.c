@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* anypoll_pipe on POSIX: pipe() with close-on-exec, set atomically with
  * pipe2() where the system has it, so that a child started by another
  * thread between the two calls cannot inherit the ends. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* anypoll_pipe on Windows. The C runtime's _read and _write call ReadFile
  * and WriteFile with no OVERLAPPED, and Microsoft documents that on a
  * handle opened with FILE_FLAG_OVERLAPPED such a call "can incorrectly

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The Windows backend table, and the primitives the historical strategies
  * use. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Console input and screen buffers. */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Win32 error codes to errno, in one table.
  *
  * Every errno that anypoll_poll can return is listed in include/anypoll.h

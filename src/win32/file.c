@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Disk files, NUL and character devices other than consoles: always ready,
  * as POSIX specifies for regular files. */
 #include "win.h"

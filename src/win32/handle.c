@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Works out what a C runtime descriptor refers to: the kind of handle
  * decides how its readiness is checked and waited for. Every call that goes
  * to the file object of the caller's handle runs inside the gate (watch.c),

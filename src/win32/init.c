@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One-time process set-up: the module pin, the ntdll imports (one list),
  * Winsock; and the fault-injection hooks the tests use. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The lock model (see win.h): in test builds, the record of every call of
  * ours on a caller's handle and of every zero-byte read of our helpers,
  * checked against each other. Real Windows would make such a call wait for

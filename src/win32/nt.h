@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The NT (ntdll) declarations mingw-w64 lacks, and the one list of ntdll
  * imports; included by win.h only, after the Windows headers. */
 #ifndef ANYPOLL_NT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pipes: readiness checks, and the event-driven wait on read ends.
  *
  * Windows has no readiness notification for anonymous pipes. A zero-byte

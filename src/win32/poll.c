@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The event-driven Windows backend: check every entry; if none is ready,
  * arm one wake-up source per entry (see pipe.c, socket.c; consoles are
  * waited on directly), block in one alertable kernel wait until any of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A pool of helper threads. Each parks in one blocking call for a poll in
  * progress (a zero-byte pipe read), so a call waiting on N idle pipes needs
  * N of them; pooling makes the next call's start cost a wake-up instead of

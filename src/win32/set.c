@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The watch set on Windows: one I/O completion port per set, in the shape
  * of wepoll's port. anypoll_set_add/_mod record what is wanted and queue
  * the registration on the update queue; a wait first moves the queued

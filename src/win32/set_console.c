@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Consoles in a watch set. An input handle is signalled while any input
  * record is queued: a thread-pool wait on it posts the registration, and
  * the check (console.c) removes the records read() would skip, so that

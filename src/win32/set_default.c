@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The watch set's default backend on Windows: the I/O completion port
  * (set.c). */
 #include "set_win.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pipes in a watch set.
  *
  * A synchronous read end keeps one subscription to watch.c's zero-byte read

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* How a watch set's registration reaches the set's port: the posting and
  * the reference counting every wake-up source (set_pipe.c, set_socket.c,
  * set_console.c) and the wait (set.c) share. Apart from set.c, so that the

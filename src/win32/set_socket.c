@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sockets in a watch set: one persistent AFD poll per socket, issued on the
  * set's own AFD handle, which is associated with the set's port, so the
  * poll's completion is a packet in the port (wepoll's design). A handle

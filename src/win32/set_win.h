@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The watch set's Windows backend: one I/O completion port per set, and
  * the contract between the port (set.c) and the registration kinds
  * (set_pipe.c, set_socket.c, set_console.c). */

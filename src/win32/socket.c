@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sockets: checked and waited for with IOCTL_AFD_POLL, the request that
  * select() and WSAPoll are themselves built on, issued on a private handle
  * to the AFD driver. Unlike WSAEventSelect it leaves the socket's blocking

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The one door to a caller's handle: every Windows call the library makes
  * on a handle it does not own is a small function here.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The pending helper reads: one zero-byte read per synchronous file object,
  * shared by every subscriber that waits on it, the gate that keeps our
  * reads and every call on a caller's handle apart, and the identity check

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The one internal header of the Windows backend: the Windows headers (and
  * nt.h), and the contract between the files of src/win32/. Layers, each
  * calling only those below it: backends.c; poll.c (the wait loop); the

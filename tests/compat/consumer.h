@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The compat consumer: a program written against gnulib's or git's
  * compat/poll/poll.h, built with dist/compat/poll.c alone (no anypoll
  * library), with the header included in the orders real programs use. */

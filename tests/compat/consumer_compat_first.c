@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* poll.h first, then <winsock2.h>, <windows.h> and the C runtime headers:
  * the Windows headers must neither clash with poll.h's struct pollfd nor
  * bring Winsock's POLL* values back. */

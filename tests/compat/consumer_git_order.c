@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What git's git-compat-util.h does on Windows with NO_POLL: Vista as the
  * target, <winsock2.h> and <windows.h>, then <poll.h> found through the
  * include path (-I compat/poll), under _POSIX_C_SOURCE as git's mingw

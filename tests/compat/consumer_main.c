@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Runs the checks of every include order; prints "compat poll: ok" when all
  * pass (the test's pass condition). */
 #include <stdio.h>

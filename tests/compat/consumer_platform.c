@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The consumer's descriptors, made with the platform's own calls and no
  * poll header: on Windows, C runtime descriptors (_pipe, and sockets
  * wrapped with _open_osfhandle, as git's mingw_socket does). */

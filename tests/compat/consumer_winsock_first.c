@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* <winsock2.h> and <windows.h> first, then poll.h: the order of git's
  * git-compat-util.h and of gnulib's poll.c. Winsock's pollfd and POLL*
  * are already defined when poll.h comes. */

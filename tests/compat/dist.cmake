@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The gnulib-ABI pair as `make amalgamate` writes it: exactly compat/poll.c
 # and compat/poll.h, compiled by the compiler alone, strictly and with the
 # flags git's Windows build uses, with one external name: poll (rpl_poll

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The conformance matrix's table: every descriptor kind and state (a
  * fixture), each polled with every combination of events in its mask, and
  * the whole-call rules. The expected results are not here: they come from

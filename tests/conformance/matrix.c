@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The conformance matrix: every descriptor kind and state of cases.h, polled
  * through one backend, compared with what Linux's own poll() answered.
  *

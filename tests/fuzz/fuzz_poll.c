@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: every input is one call of anypoll_poll_with, on a fixed
  * set of descriptors of every kind opened once at start-up, and the result
  * is checked against anypoll's contract (include/anypoll.h) and against the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 cmake_minimum_required(VERSION 3.16)
 # Helpers shared by the packaging test scripts (run with cmake -P).
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A program outside the anypoll tree, built against an installed anypoll
  * (through pkg-config or find_package) or against the one-file release in
  * dist/. It checks that the header and the library linked in agree and that

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Builds the one-file release and a program from it alone, with one
 # compiler and no build system, then runs the program.
 #   -DSOURCE_DIR=... -DWORK_DIR=... -DPYTHON=python3 -DCC=gcc -DCFLAGS=...

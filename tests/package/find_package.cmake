@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Configures, builds and runs the consumer project of tests/package/cmake
 # against the staged install (MODE=find_package), with anypoll's source
 # tree as a subdirectory (MODE=add_subdirectory) or fetched by FetchContent

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The fixture of the package tests: a fresh install of the build tree into
 # a staging prefix, checked file by file against what the package promises.
 #   -DBUILD_DIR=... -DSTAGE=... -DLIBDIR=lib -DMANDIR=share/man

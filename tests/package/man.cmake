@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Renders every man page with groff (all warnings on) and with man -l, and
 # fails on any diagnostic. Pages are rendered from MAN_DIR so that the .so
 # links (man3/...) resolve as they do in an installed man hierarchy.

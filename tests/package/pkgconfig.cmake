@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Builds the consumer against the staged install with nothing but the
 # compiler and pkg-config, once linked with the shared library and once
 # with the static one, and runs both (Windows ones through the emulator).

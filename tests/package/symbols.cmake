@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Checks that the shared library exports exactly the public functions of
 # include/anypoll.h, nothing internal, and (Windows) that linking the static
 # library exports nothing from the program.
