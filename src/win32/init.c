@@ -53,6 +53,7 @@ static BOOL CALLBACK init_cb(PINIT_ONCE once, PVOID param, PVOID *ctx) {
   WSADATA wsa;
   if (WSAStartup(MAKEWORD(2, 2), &wsa) != 0)
     init_errno = EAGAIN;
+  anypoll__debug_init();
   return TRUE;
 }
 

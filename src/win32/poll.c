@@ -232,6 +232,7 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
   }
 
   DWORD backoff = 1;
+  int first_round = 1;
   for (;;) {
     if (arm_all(&w, ws, fds, items, nfds) != 0) {
       int saved = errno;
@@ -240,6 +241,12 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
       result = -1;
       break;
     }
+    if (anypoll__debug_on && first_round)
+      anypoll__debug_armed(w.call_id, fds, items, nfds,
+                           timeout_ms < 0 ? INFINITE
+                                          : ms_left(deadline, freq));
+    first_round = 0;
+    LONGLONG debug_t0 = anypoll__debug_on ? qpc_now() : 0;
     /* Entries that cannot be waited on: wait at most the back-off, which
      * doubles on each round that finds nothing, up to the bound they ask.
      * A back-off round that ends by its timeout re-checks those entries
@@ -267,7 +274,12 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
         break;
     }
     DWORD wait_error = r == WAIT_FAILED ? GetLastError() : 0;
+    LONGLONG debug_t1 = anypoll__debug_on ? qpc_now() : 0;
     disarm_all(&w);
+    if (anypoll__debug_on)
+      anypoll__debug_woke(w.call_id, r, ws->count,
+                          (debug_t1 - debug_t0) * 1000000 / freq,
+                          (qpc_now() - debug_t1) * 1000000 / freq);
     if (r == WAIT_IO_COMPLETION) {
       /* A user APC ran: the Windows analogue of a signal handler. */
       errno = EINTR;
@@ -288,6 +300,8 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
 out:
   free(ws);
   anypoll__pipe_release(&w);
+  if (anypoll__debug_on)
+    anypoll__debug_result(w.call_id, fds, nfds, result);
   return result;
 }
 

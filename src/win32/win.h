@@ -518,6 +518,28 @@ static inline void anypoll__test_note_bsp_poll(void) {}
 static inline int anypoll__test_cancel_miss(void) { return 0; }
 #endif
 
+/* ---- Diagnostics (debug.c) ------------------------------------------------
+ * ANYPOLL_DEBUG=1 in the environment (read once, by anypoll__win_init):
+ * anypoll__debug_on is then non-zero and the wait loop reports each wait on
+ * stderr. Unset, each hook costs one test of this flag. */
+ANYPOLL__INTERNAL_DATA int anypoll__debug_on;
+ANYPOLL__INTERNAL
+void anypoll__debug_init(void);
+/* How each entry was classified and armed, before the first wait. */
+ANYPOLL__INTERNAL
+void anypoll__debug_armed(LONG64 call, const struct pollfd *fds,
+                          const struct anypoll__item *items,
+                          anypoll_nfds_t nfds, DWORD wait_ms);
+/* What ended a wait (r from WaitForMultipleObjectsEx over handles), after
+ * how long, and how long the disarm took. */
+ANYPOLL__INTERNAL
+void anypoll__debug_woke(LONG64 call, DWORD r, DWORD handles,
+                         long long waited_us, long long disarm_us);
+/* The call's result and each entry's revents. */
+ANYPOLL__INTERNAL
+void anypoll__debug_result(LONG64 call, const struct pollfd *fds,
+                           anypoll_nfds_t nfds, int result);
+
 /* ---- Backends (poll.c) ---------------------------------------------------- */
 ANYPOLL__INTERNAL
 anypoll__poll_fn anypoll__win_event_poll;
