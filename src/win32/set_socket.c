@@ -14,16 +14,8 @@
 #define IOCTL_AFD_POLL 0x00012024
 
 int anypoll__set_socket_open(struct anypoll__set *s) {
-  /* Any name under \Device\Afd opens the driver. */
-  static WCHAR path[] = L"\\Device\\Afd\\anypoll-set";
-  UNICODE_STRING name = { sizeof path - sizeof path[0], sizeof path, path };
-  OBJECT_ATTRIBUTES attr;
-  InitializeObjectAttributes(&attr, &name, 0, NULL, NULL);
-  IO_STATUS_BLOCK iosb;
-  HANDLE h;
-  if (anypoll__nt.create_file(&h, SYNCHRONIZE, &attr, &iosb, NULL, 0,
-                              FILE_SHARE_READ | FILE_SHARE_WRITE, FILE_OPEN, 0,
-                              NULL, 0) < 0) {
+  HANDLE h = anypoll__afd_open();
+  if (h == INVALID_HANDLE_VALUE) {
     errno = ENOSYS;
     return -1;
   }

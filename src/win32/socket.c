@@ -45,11 +45,12 @@ typedef struct {
 static INIT_ONCE afd_once = INIT_ONCE_STATIC_INIT;
 static HANDLE afd_handle = INVALID_HANDLE_VALUE;
 
-static BOOL CALLBACK afd_open(PINIT_ONCE once, PVOID param, PVOID *ctx) {
-  (void)once, (void)param, (void)ctx;
-  /* Any name under \Device\Afd opens the driver; the suffix only labels the
-   * handle for someone reading a handle list. No FILE_SYNCHRONOUS_IO flag:
-   * requests on it complete asynchronously, signalling an event. */
+/* A new handle to the AFD driver, or INVALID_HANDLE_VALUE. Any name under
+ * \Device\Afd opens the driver; the suffix only labels the handle for
+ * someone reading a handle list. No FILE_SYNCHRONOUS_IO flag: requests on
+ * it complete asynchronously. Shared by anypoll_poll's one process-wide
+ * handle below and each watch set's own (set_socket.c). */
+HANDLE anypoll__afd_open(void) {
   static WCHAR path[] = L"\\Device\\Afd\\anypoll";
   UNICODE_STRING name = { sizeof path - sizeof path[0], sizeof path, path };
   OBJECT_ATTRIBUTES attr;
@@ -58,8 +59,14 @@ static BOOL CALLBACK afd_open(PINIT_ONCE once, PVOID param, PVOID *ctx) {
   HANDLE h;
   if (anypoll__nt.create_file(&h, SYNCHRONIZE, &attr, &iosb, NULL, 0,
                               FILE_SHARE_READ | FILE_SHARE_WRITE, FILE_OPEN, 0,
-                              NULL, 0) >= 0)
-    afd_handle = h;
+                              NULL, 0) < 0)
+    return INVALID_HANDLE_VALUE;
+  return h;
+}
+
+static BOOL CALLBACK afd_open(PINIT_ONCE once, PVOID param, PVOID *ctx) {
+  (void)once, (void)param, (void)ctx;
+  afd_handle = anypoll__afd_open();
   return TRUE;
 }
 

@@ -518,6 +518,11 @@ static inline void anypoll__test_note_bsp_poll(void) {}
 static inline int anypoll__test_cancel_miss(void) { return 0; }
 #endif
 
+/* socket.c: a new handle to the AFD driver (for IOCTL_AFD_POLL), or
+ * INVALID_HANDLE_VALUE. */
+ANYPOLL__INTERNAL
+HANDLE anypoll__afd_open(void);
+
 /* ---- Diagnostics (debug.c) ------------------------------------------------
  * ANYPOLL_DEBUG=1 in the environment (read once, by anypoll__win_init):
  * anypoll__debug_on is then non-zero and the wait loop reports each wait on
