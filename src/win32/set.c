@@ -84,8 +84,26 @@ static void iocp_update_remove(struct anypoll__set *s, struct anypoll__reg *r) {
 }
 
 static void iocp_wake_one(struct anypoll__set *s) {
-  if (s->waiters > 0)
-    PostQueuedCompletionStatus(s->port, 0, ANYPOLL_SET_KEY_WAKE, NULL);
+  if (s->waiters > 0) {
+    InterlockedIncrement(&s->queued);
+    if (!PostQueuedCompletionStatus(s->port, 0, ANYPOLL_SET_KEY_WAKE, NULL))
+      InterlockedDecrement(&s->queued);
+  }
+}
+
+/* How many packets a removal should ask the port for, under the lock.
+ * While no AFD poll is out, every packet that can be in the port is one we
+ * posted and counted first (s->queued), so asking for that many takes all
+ * of them and no more: a larger count costs nothing on Windows, but under
+ * Wine NtRemoveIoCompletionEx then makes one more remove_completion
+ * request only to find the port empty. An AFD poll completes into the port
+ * unannounced: then the full batch. 0: the port is known to be empty (a
+ * post counted but not yet made is as if it came just after). */
+static ULONG iocp_port_count(const struct anypoll__set *s) {
+  if (s->afd_out > 0)
+    return IOCP_DEQUEUE_MAX;
+  LONG q = s->queued;
+  return q <= 0 ? 0 : q >= IOCP_DEQUEUE_MAX ? IOCP_DEQUEUE_MAX : (ULONG)q;
 }
 
 /* ---- Per kind --------------------------------------------------------------- */
@@ -187,6 +205,7 @@ static void iocp_take_packet(struct anypoll__set *s, const OVERLAPPED_ENTRY *e) 
   switch (e->lpCompletionKey) {
   case ANYPOLL_SET_KEY_REG:
     r = (struct anypoll__reg *)e->lpOverlapped;
+    InterlockedDecrement(&s->queued);
     InterlockedExchange(&r->posted, 0);
     break;
   case ANYPOLL_SET_KEY_AFD:
@@ -198,6 +217,7 @@ static void iocp_take_packet(struct anypoll__set *s, const OVERLAPPED_ENTRY *e) 
     anypoll__set_socket_done(r);
     break;
   default:
+    InterlockedDecrement(&s->queued);
     return; /* a wake-up: the caller looks again */
   }
   InterlockedDecrement(&s->inflight);
@@ -416,11 +436,12 @@ int anypoll__set_iocp_wait(void *state, struct anypoll_event *out, int max,
   LONGLONG deadline = iocp_qpc() + ((LONGLONG)timeout_ms * f.QuadPart + 999) / 1000;
   int result;
   AcquireSRWLockExclusive(&s->lock);
-  int slept = 0;
+  int drained = 0; /* the last removal emptied the port */
   for (;;) {
     int port_armed = 0;
     int n = iocp_run_checks(s, out, max, &port_armed, NULL);
-    if (n > 0 && n < max && (port_armed || !slept)) {
+    ULONG look = iocp_port_count(s);
+    if (n > 0 && n < max && (port_armed || !drained) && look > 0) {
       /* What is in the port must get its turn too. Before any sleep, the
        * ready entries came from the check list alone (entries that stay
        * ready: a closed descriptor, a file, a pipe with data), and without
@@ -429,14 +450,14 @@ int anypoll__set_iocp_wait(void *state, struct anypoll_event *out, int max,
        * reported by the last wait was re-armed to be checked again: if it
        * is still ready its packet is already in the port, and
        * level-triggering wants it in this report too. Only what those
-       * packets bring is checked (after the old tail). A wait that slept
-       * has just emptied the port: no second look (one request fewer per
-       * woken wait). */
+       * packets bring is checked (after the old tail). A removal that
+       * emptied the port (it got fewer packets than it asked for) needs no
+       * second look, nor does a port known to be empty (look == 0): one
+       * request fewer per woken wait under Wine. */
       OVERLAPPED_ENTRY e[IOCP_DEQUEUE_MAX];
       ULONG got = 0;
       struct anypoll__reg *mark = s->check_tail;
-      if (GetQueuedCompletionStatusEx(s->port, e, IOCP_DEQUEUE_MAX, &got, 0,
-                                      FALSE)) {
+      if (GetQueuedCompletionStatusEx(s->port, e, look, &got, 0, FALSE)) {
         for (ULONG i = 0; i < got; i++)
           iocp_take_packet(s, &e[i]);
         struct anypoll__reg *from =
@@ -461,13 +482,21 @@ int anypoll__set_iocp_wait(void *state, struct anypoll_event *out, int max,
       ms = left <= 0 ? 0
                      : (DWORD)((left * 1000 + f.QuadPart - 1) / f.QuadPart);
     }
+    /* As many packets as are known to be there, at least one: a wait that
+     * must sleep takes the packet that wakes it and every other one posted
+     * by then, and no empty removal follows under Wine (see
+     * iocp_port_count). Fairness is kept: nothing known to be in the port
+     * is left behind by a removal, and what was not taken (posted after
+     * the count was read) is looked for before returning (drained stays 0
+     * when the removal got all it asked for). */
+    ULONG want = iocp_port_count(s);
+    if (want == 0)
+      want = 1;
     s->waiters++;
-    slept = 1;
     ReleaseSRWLockExclusive(&s->lock);
     OVERLAPPED_ENTRY e[IOCP_DEQUEUE_MAX];
     ULONG got = 0;
-    BOOL ok = GetQueuedCompletionStatusEx(s->port, e, IOCP_DEQUEUE_MAX, &got, ms,
-                                          TRUE);
+    BOOL ok = GetQueuedCompletionStatusEx(s->port, e, want, &got, ms, TRUE);
     DWORD error = ok ? 0 : GetLastError();
     AcquireSRWLockExclusive(&s->lock);
     s->waiters--;
@@ -487,6 +516,7 @@ int anypoll__set_iocp_wait(void *state, struct anypoll_event *out, int max,
       }
       continue;
     }
+    drained = got < want;
     for (ULONG i = 0; i < got; i++)
       iocp_take_packet(s, &e[i]);
     if (ms == 0 && s->check_head == NULL) {

@@ -18,10 +18,12 @@ void anypoll__set_post(struct anypoll__reg *r) {
   struct anypoll__set *s = r->set;
   InterlockedIncrement(&r->refs);
   InterlockedIncrement(&s->inflight);
+  InterlockedIncrement(&s->queued);
   if (!PostQueuedCompletionStatus(s->port, 0, ANYPOLL_SET_KEY_REG,
                                   (OVERLAPPED *)r)) {
     /* Out of non-paged pool: the registration would be lost. Nothing can
      * be done from a callback; its next check (any mod) finds it. */
+    InterlockedDecrement(&s->queued);
     InterlockedDecrement(&s->inflight);
     InterlockedExchange(&r->posted, 0);
     anypoll__set_unref(r);

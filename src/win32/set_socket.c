@@ -67,6 +67,7 @@ int anypoll__set_socket_arm(struct anypoll__reg *r) {
   InterlockedIncrement(&r->refs);
   InterlockedIncrement(&s->inflight);
   r->afd_pending = 1;
+  s->afd_out++;
   /* No event, no APC routine: the completion goes to the port, with the
    * status block's address as its OVERLAPPED. */
   NTSTATUS st = anypoll__nt.device_io_control_file(
@@ -75,6 +76,7 @@ int anypoll__set_socket_arm(struct anypoll__reg *r) {
   if (st < 0 && st != STATUS_PENDING) {
     /* Failed before it was queued: no packet will come. */
     r->afd_pending = 0;
+    s->afd_out--;
     InterlockedDecrement(&s->inflight);
     InterlockedDecrement(&r->refs);
     /* A closed socket (its base handle gone): report it invalid. */
@@ -87,6 +89,7 @@ int anypoll__set_socket_arm(struct anypoll__reg *r) {
 
 void anypoll__set_socket_done(struct anypoll__reg *r) {
   r->afd_pending = 0;
+  r->set->afd_out--;
   NTSTATUS st = r->iosb.Status;
   if (st >= 0 && r->afd.count > 0) {
     r->have_result = 1;

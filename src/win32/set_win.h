@@ -79,6 +79,13 @@ struct anypoll__set {
   struct anypoll__reg *update_head, *update_tail;
   int waiters;
   volatile LONG inflight; /* packets owed by the port */
+  /* Posted packets (KEY_REG and KEY_WAKE) not yet taken out: counted
+   * before each PostQueuedCompletionStatus, so a packet of ours is never in
+   * the port uncounted. */
+  volatile LONG queued;
+  /* AFD polls issued and not yet taken out of the port (under the lock):
+   * while there are any, a packet can be in the port uncounted. */
+  int afd_out;
 };
 
 /* set_post.c: queues a KEY_REG packet for r unless one is in the port already
