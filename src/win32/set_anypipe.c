@@ -16,10 +16,9 @@
  * anypipe.c's, and the rest of the name, process id and serial, makes it
  * unique). A caller's own overlapped handle is not associated: that would
  * send the caller's own completions to our port, and a handle belongs to
- * one port for its life (CreateIoCompletionPort). A name kept in the
- * registry-free way costs one query at add and none per wait, and cannot be
- * fooled by a handle value closed and reused, which a table of the handles
- * anypoll_pipe made could.
+ * one port for its life (CreateIoCompletionPort). The name costs one query
+ * at add and none per wait, and cannot be fooled by a handle value closed
+ * and reused, which a table of the handles anypoll_pipe made could.
  *
  * When the association cannot be made (the read end is in a second set, or
  * the program associated it with a port of its own), the registration
@@ -29,8 +28,8 @@
  * At del and free the association is ended (FileReplaceCompletionInformation
  * with no port, Windows 8.1 and later), after the pending read has been
  * cancelled and has completed, so that the pipe can join another set
- * later. Where the system cannot end it (before Windows 8.1) the handle
- * stays associated with the port until it is closed: another set then
+ * later. Where the system cannot end it (before Windows 8.1; Wine 8) the
+ * handle stays associated with the port until it is closed: another set then
  * takes the overlapped path, and the port, freed with the set, receives
  * nothing more from it.
  *
