@@ -144,6 +144,8 @@ enum wait_kind {
   POLL_NOW,      /* poll with timeout 0; nothing is read */
   SET_WOKEN,     /* a watch set of every entry, waited on with timeout -1,
                     woken by the writer; then read */
+  SET_ANYPIPE,   /* the same with anypoll_pipe pipes (no helper thread),
+                    the byte read with anypoll_read */
   /* poll with a BACKOFF_WAIT_MS timeout that nothing ends, with a
    * listening named pipe (never armed: re-checked on the back-off) as the
    * first entry: about ten back-off rounds, whose cost must not grow with
@@ -175,6 +177,9 @@ static const struct scenario scenarios[] = {
   { "set-pipe-1", SET_WOKEN, 2, 0, 0, 0 },
   { "set-pipe-64", SET_WOKEN, 65, 0, 0, 0 },
   { "set-pipe-1000", SET_WOKEN, 1001, 0, 0, 0 },
+  { "set-anypipe-1", SET_ANYPIPE, 2, 0, 0, 0 },
+  { "set-anypipe-64", SET_ANYPIPE, 65, 0, 0, 0 },
+  { "set-anypipe-1000", SET_ANYPIPE, 1001, 0, 0, 0 },
   { "set-socket-1", SET_WOKEN, 0, 2, 1, 0 },
   { "set-socket-64", SET_WOKEN, 0, 65, 1, 0 },
   { "set-socket-1000", SET_WOKEN, 0, 1001, 1, 0 },
@@ -189,6 +194,15 @@ static void one_wait(const struct scenario *s, struct pollfd *fds, int n,
                      HANDLE pipe0, SOCKET sock0) {
   char b;
   switch (s->kind) {
+  case SET_ANYPIPE: {
+    struct anypoll_event ev[4];
+    int r = anypoll__set_default_backend.wait(set_state, ev, 4, -1);
+    if (r != 1 || ev[0].fd != (int)fds[0].fd || ev[0].events != POLLIN)
+      die("set wait (anypipe)");
+    if (anypoll_read((int)fds[0].fd, &b, 1) != 1)
+      die("anypoll_read");
+    break;
+  }
   case SET_WOKEN: {
     struct anypoll_event ev[4];
     int r = anypoll__set_default_backend.wait(set_state, ev, 4, -1);
@@ -244,6 +258,7 @@ static void one_wait(const struct scenario *s, struct pollfd *fds, int n,
 
 static struct pollfd fds[MAX_ENTRIES];
 static HANDLE pipe_w[MAX_ENTRIES];
+static int anypipe_w[MAX_ENTRIES]; /* SET_ANYPIPE: the write ends */
 static SOCKET sock_w[MAX_ENTRIES];
 
 static void run(const struct scenario *s, int k, int warmup) {
@@ -266,7 +281,16 @@ static void run(const struct scenario *s, int k, int warmup) {
       die("_open_osfhandle");
   }
   for (int i = 0; i < s->pipes; i++) {
-    fds[n].fd = make_pipe(&pipe_w[i]);
+    if (s->kind == SET_ANYPIPE) {
+      int p[2];
+      if (anypoll_pipe(p) != 0)
+        die("anypoll_pipe");
+      anypipe_w[i] = p[1];
+      pipe_w[i] = (HANDLE)_get_osfhandle(p[1]);
+      fds[n].fd = (SOCKET)p[0];
+    } else {
+      fds[n].fd = make_pipe(&pipe_w[i]);
+    }
     fds[n].events = POLLIN;
     fds[n].revents = 0;
     n++;
@@ -304,7 +328,9 @@ static void run(const struct scenario *s, int k, int warmup) {
       w.pipe = pipe_w[0];
     w.count = warmup + k;
     /* A set's wait looks at the woken entry only. */
-    double settle = s->kind == SET_WOKEN ? 0 : SETTLE_PER_ENTRY_MS * n;
+    double settle = s->kind == SET_WOKEN || s->kind == SET_ANYPIPE
+                        ? 0
+                        : SETTLE_PER_ENTRY_MS * n;
     if (settle < SETTLE_MIN_MS)
       settle = SETTLE_MIN_MS;
     w.settle_ms = (DWORD)(settle * settle_scale + 0.5);
@@ -313,7 +339,7 @@ static void run(const struct scenario *s, int k, int warmup) {
       die("CreateThread");
   }
 
-  if (s->kind == SET_WOKEN) {
+  if (s->kind == SET_WOKEN || s->kind == SET_ANYPIPE) {
     set_state = anypoll__set_default_backend.create();
     if (set_state == NULL)
       die("set create");
@@ -349,7 +375,10 @@ static void run(const struct scenario *s, int k, int warmup) {
   }
   for (int i = 0; i < s->pipes; i++) {
     _close((int)fds[i].fd);
-    CloseHandle(pipe_w[i]);
+    if (s->kind == SET_ANYPIPE)
+      _close(anypipe_w[i]);
+    else
+      CloseHandle(pipe_w[i]);
   }
   if (listener >= 0)
     _close(listener);

@@ -12,7 +12,12 @@
  * Windows: a program built with mingw-w64 uses msvcrt, whose C runtime
  * holds at most 2048 descriptors; each client here takes two (both ends of
  * its pipe), so 1000 clients is about as many as fit. A server with real
- * sockets takes one descriptor per client. */
+ * sockets takes one descriptor per client.
+ *
+ * The pipes are read and written with anypoll_read and anypoll_write, which
+ * are read() and write() on POSIX. On Windows an anypoll_pipe read end is
+ * opened for overlapped I/O, so that the set waits on it with no thread,
+ * and the C runtime's _read cannot read such a handle: anypoll_read can. */
 #if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
 #  define _POSIX_C_SOURCE 200809L /* read, write, close under -std=c11 */
 #endif
@@ -23,15 +28,11 @@
 
 #ifdef _WIN32
 #  include <io.h>
-#  define read_fd(fd, b, n) _read(fd, b, (unsigned)(n))
-#  define write_fd(fd, b, n) _write(fd, b, (unsigned)(n))
 #  define close_fd _close
 static void raise_descriptor_limit(int need) { (void)need; }
 #else
 #  include <sys/resource.h>
 #  include <unistd.h>
-#  define read_fd read
-#  define write_fd write
 #  define close_fd close
 /* 1000 pipes are 2000 descriptors, above the usual soft limit of 1024. */
 static void raise_descriptor_limit(int need) {
@@ -65,7 +66,7 @@ static void die(const char *what) {
  * -1 when the client hung up (the connection is then deleted and closed). */
 static int serve(anypoll_set *set, struct client *c) {
   char buf[256];
-  long n = read_fd(c->server_end, buf, sizeof buf);
+  long n = anypoll_read(c->server_end, buf, sizeof buf);
   if (n < 0)
     die("read");
   if (n == 0) {
@@ -113,7 +114,7 @@ int main(int argc, char **argv) {
     for (int i = round; i < count; i += ROUNDS) {
       char line[64];
       int len = snprintf(line, sizeof line, "request %d from %d\n", round, i);
-      if (write_fd(clients[i].client_end, line, len) != len)
+      if (anypoll_write(clients[i].client_end, line, (unsigned)len) != len)
         die("write");
       sent++;
     }

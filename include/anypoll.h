@@ -215,14 +215,43 @@ ANYPOLL_EXTERN int anypoll_set_del(anypoll_set *set, int fd);
 ANYPOLL_EXTERN int anypoll_set_wait(anypoll_set *set, struct anypoll_event *out,
                                     int max, int timeout_ms);
 
-/* anypoll_pipe - a pipe (fds[0] reads, fds[1] writes); on POSIX, pipe()
- * with close-on-exec. On Windows, _pipe() with non-inherited ends, binary
- * mode and a 64 KiB buffer: the C runtime's _read and _write cannot work
- * correctly on an end opened for overlapped I/O (Microsoft's ReadFile
- * documentation), so the set waits on its read end with a helper thread
- * like any synchronous pipe (docs/windows-design.md). 0, or -1 with
- * errno (EFAULT: fds is NULL; EMFILE, ENFILE). */
+/* anypoll_pipe - a pipe (fds[0] reads, fds[1] writes), not inherited by
+ * child processes (close-on-exec). 0, or -1 with errno (EFAULT: fds is
+ * NULL; EMFILE, ENFILE, ENOMEM).
+ * On POSIX it is pipe() with close-on-exec.
+ * On Windows its read end is opened for overlapped I/O, so that a watch
+ * set waits on it with no helper thread, and its write end is an ordinary
+ * synchronous handle (a named pipe with a unique name, inbound, in byte
+ * mode, with 64 KiB buffers, remote clients refused). Read the read end
+ * with anypoll_read, not with _read or ReadFile without an OVERLAPPED:
+ * Microsoft documents that a read with no OVERLAPPED on a handle opened
+ * for overlapped I/O may report completion before the data has come (the
+ * C runtime's _read is such a read). _write, WriteFile and anypoll_write
+ * on the write end, and _close on either end, work as on a _pipe() pipe.
+ * The read end can belong to one completion port for its life: a set
+ * associates it with its own, and ends that at del where the system can
+ * (Windows 8.1 and later); a program must not associate it with a port of
+ * its own. docs/windows-design.md, "anypoll_pipe". */
 ANYPOLL_EXTERN int anypoll_pipe(int fds[2]);
+
+/* anypoll_read, anypoll_write - read or write up to len bytes of fd, as
+ * read() and write() do: the count, 0 at end of file (read), or -1 with
+ * errno (EBADF, EINVAL: len above INT_MAX or buf NULL, EPIPE: write to a
+ * pipe whose reader has gone, EINTR, EIO). They block like read() and
+ * write() on a blocking descriptor. The types are those of the C runtime's
+ * _read and _write (unsigned count, int result), which compile on every
+ * platform (no ssize_t on Windows) and hold every count a call can return.
+ * On POSIX they are read() and write(). On Windows, on a descriptor of a
+ * handle opened for overlapped I/O (an anypoll_pipe read end, a socket
+ * wrapped with _open_osfhandle, an overlapped named pipe; never a file with
+ * a position) they issue the overlapped ReadFile or WriteFile and wait for
+ * it, and a zero-length read returns 0 without I/O; on any other
+ * descriptor they are _read and _write (binary or text, as the descriptor
+ * was opened), except that a write to a pipe whose reader has gone sets
+ * EPIPE. Any number of threads may read and write one descriptor at once:
+ * each call's bytes are its own, nothing lost or duplicated. */
+ANYPOLL_EXTERN int anypoll_read(int fd, void *buf, unsigned len);
+ANYPOLL_EXTERN int anypoll_write(int fd, const void *buf, unsigned len);
 
 /* ---- Testing and benchmark interface -------------------------------------
  * Backends are selectable per call so the test suite can run once per

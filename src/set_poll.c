@@ -45,7 +45,11 @@ static void cond_wait(set_cond *c, set_lock *l) {
   SleepConditionVariableSRW(c, l, INFINITE, 0);
 }
 static void cond_wake_all(set_cond *c) { WakeAllConditionVariable(c); }
-static long fd_read(int fd, void *b, unsigned n) { return _read(fd, b, n); }
+/* The wake pipe is an anypoll_pipe: its read end is opened for overlapped
+ * I/O, which _read cannot read (src/win32/rw.c). */
+static long fd_read(int fd, void *b, unsigned n) {
+  return anypoll_read(fd, b, n);
+}
 static long fd_write(int fd, const void *b, unsigned n) {
   return _write(fd, b, n);
 }

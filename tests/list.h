@@ -92,6 +92,9 @@ TEST_CASE(pipe_and_dup_in_one_call)
 /* test_win_set.c: the watch set's Windows backend */
 TEST_CASE_WIN(set_win_read_shared_with_poll)
 TEST_CASE_WIN(set_win_overlapped_pipe)
+TEST_CASE_WIN(set_win_anypipe_no_helper_thread)
+TEST_CASE_WIN(set_win_anypipe_in_two_sets)
+TEST_CASE_WIN(set_win_anypipe_foreign_packet_dropped)
 TEST_CASE_WIN(set_win_socket_closed_before_del)
 /* test_win_file_lock.c: Windows only: the file-object lock (its model,
  * and waits that must not hold up a call of the program) */
@@ -159,3 +162,6 @@ TEST_CASE_SET(set_timeouts)
 TEST_CASE_SET(set_interrupted_wait_eintr)
 TEST_CASE_SET(anypoll_pipe_concurrent_readers_writers)
 TEST_CASE_SET(anypoll_pipe_in_a_set)
+TEST_CASE_SET(anypoll_read_blocks_until_write_then_eof)
+TEST_CASE_SET(anypoll_write_epipe_after_reader_closes)
+TEST_CASE_SET(anypoll_read_write_bad_arguments)

@@ -683,8 +683,8 @@ TEST(set_interrupted_wait_eintr) {
 
 /* ---- anypoll_pipe --------------------------------------------------------- */
 
-#define PIPE_WRITERS 2
-#define PIPE_READERS 2
+#define PIPE_WRITERS 3
+#define PIPE_READERS 3
 #define PIPE_RECORDS 4000
 
 struct pipe_writer {
@@ -697,7 +697,12 @@ static void pipe_writer_main(void *arg) {
     /* 4 bytes, written whole: writer id and a 24-bit sequence number. */
     unsigned char r[4] = { (unsigned char)w->id, (unsigned char)(i >> 16),
                            (unsigned char)(i >> 8), (unsigned char)i };
-    ASSERT_EQ(tp_write(w->fd, r, 4), 4);
+    /* Writer 0 writes with the C runtime's _write (on Windows), as on a
+     * _pipe() pipe; the others with anypoll_write. */
+    if (w->id == 0)
+      ASSERT_EQ(tp_write(w->fd, r, 4), 4);
+    else
+      ASSERT_EQ(anypoll_write(w->fd, r, 4), 4);
   }
 }
 
@@ -712,7 +717,9 @@ static void pipe_reader_main(void *arg) {
   struct pipe_reader *r = arg;
   unsigned char b[4];
   for (;;) {
-    long n = tp_read(r->fd, b, 4);
+    /* anypoll_read: on Windows the read end is opened for overlapped I/O,
+     * which _read cannot read. */
+    long n = anypoll_read(r->fd, b, 4);
     if (n == 0)
       break;
     /* Each write is one record and each read asks for one; a read that
@@ -786,8 +793,74 @@ TEST(anypoll_pipe_in_a_set) {
   ASSERT_EQ(out[0].events, poll_bits(p[0], POLLIN));
   tp_thread_join(t);
   char c;
-  ASSERT_EQ(tp_read(p[0], &c, 1), 1);
+  ASSERT_EQ(anypoll_read(p[0], &c, 1), 1);
+  ASSERT_EQ(c, 'w');
+  /* Empty again: not reported (level-triggered, the read re-armed). */
+  ASSERT_EQ(anypoll_set_wait(set, out, 4, 50), 0);
+  /* The writer closes: POLLHUP, the bits anypoll_poll reports. */
+  ASSERT_EQ(anypoll_set_del(set, p[1]), 0);
+  tp_thread *t2 = tp_after(&l, p[1], 100, TP_CLOSE_FD);
+  ASSERT_EQ(anypoll_set_wait(set, out, 4, 20000), 1);
+  tp_thread_join(t2);
+  ASSERT_EQ(out[0].fd, p[0]);
+  ASSERT_EQ(out[0].events, poll_bits(p[0], POLLIN));
+  ASSERT_EQ(out[0].events, (unsigned)POLLHUP);
+  ASSERT_EQ(anypoll_read(p[0], &c, 1), 0);
   ASSERT_EQ(anypoll_set_free(set), 0);
   tp_close(p[0]);
+}
+
+/* anypoll_read blocks until a write (here the C runtime's _write on
+ * Windows, the test's write elsewhere), returns what came, and 0 at end of
+ * file once the writer has closed. */
+TEST(anypoll_read_blocks_until_write_then_eof) {
+  int p[2];
+  ASSERT_EQ(anypoll_pipe(p), 0);
+  struct tp_later l;
+  tp_thread *t = tp_after(&l, p[1], 100, TP_WRITE_BYTE);
+  char b[8];
+  ASSERT_EQ(anypoll_read(p[0], b, sizeof b), 1);
+  ASSERT_EQ(b[0], 'w');
+  tp_thread_join(t);
+  /* A zero-length read returns 0 at once, with no data there. */
+  ASSERT_EQ(anypoll_read(p[0], b, 0), 0);
+  t = tp_after(&l, p[1], 100, TP_CLOSE_FD);
+  ASSERT_EQ(anypoll_read(p[0], b, sizeof b), 0);
+  tp_thread_join(t);
+  ASSERT_EQ(anypoll_read(p[0], b, sizeof b), 0);
+  tp_close(p[0]);
+}
+
+/* A write whose reader has gone: EPIPE (SIGPIPE is ignored by the test
+ * harness on POSIX), through anypoll_write on the write end. */
+TEST(anypoll_write_epipe_after_reader_closes) {
+  int p[2];
+  ASSERT_EQ(anypoll_pipe(p), 0);
+  ASSERT_EQ(anypoll_write(p[1], "ab", 2), 2);
+  tp_close(p[0]);
+  errno = 0;
+  ASSERT_EQ(anypoll_write(p[1], "c", 1), -1);
+  ASSERT_EQ(errno, EPIPE);
   tp_close(p[1]);
+}
+
+/* The argument checks of _read and _write, on every platform. */
+TEST(anypoll_read_write_bad_arguments) {
+  int p[2];
+  ASSERT_EQ(anypoll_pipe(p), 0);
+  char b[4];
+  errno = 0;
+  ASSERT_EQ(anypoll_read(p[0], b, 0x80000000u), -1);
+  ASSERT_EQ(errno, EINVAL);
+  errno = 0;
+  ASSERT_EQ(anypoll_write(p[1], b, 0x80000000u), -1);
+  ASSERT_EQ(errno, EINVAL);
+  tp_close(p[0]);
+  tp_close(p[1]);
+  errno = 0;
+  ASSERT_EQ(anypoll_read(p[0], b, 1), -1);
+  ASSERT_EQ(errno, EBADF);
+  errno = 0;
+  ASSERT_EQ(anypoll_write(p[1], b, 1), -1);
+  ASSERT_EQ(errno, EBADF);
 }

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <io.h>
 #include <string.h>
+#include <tlhelp32.h>
 
 #include "set.h"
 #include "test.h"
@@ -120,4 +121,136 @@ TEST(set_win_socket_closed_before_del) {
   _close(p[0]);
   _close(p[1]);
   _close(t[1]);
+}
+
+/* The threads of this process now (the toolhelp snapshot). */
+static int thread_count(void) {
+  HANDLE snap = CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0);
+  ASSERT(snap != INVALID_HANDLE_VALUE);
+  THREADENTRY32 te;
+  te.dwSize = sizeof te;
+  int n = 0;
+  if (Thread32First(snap, &te)) {
+    do {
+      if (te.th32OwnerProcessID == GetCurrentProcessId())
+        n++;
+    } while (Thread32Next(snap, &te));
+  }
+  CloseHandle(snap);
+  return n;
+}
+
+#define ANYPIPES 32
+
+/* anypoll_pipe's read ends wait on the set's port: 32 of them, idle and
+ * armed, start no thread at all (a synchronous pipe would park a helper
+ * each, an overlapped one of the caller's a thread-pool wait), and a write
+ * to one is reported with the bits anypoll_poll gives. */
+TEST(set_win_anypipe_no_helper_thread) {
+  int p[ANYPIPES][2];
+  void *s = B.create();
+  ASSERT(s != NULL);
+  struct anypoll_event ev[4];
+  /* One first, so that whatever a first wait sets up is counted before. */
+  ASSERT_EQ(anypoll_pipe(p[0]), 0);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[0][0], POLLIN, NULL), 0);
+  ASSERT_EQ(B.wait(s, ev, 4, 20), 0);
+  int before = thread_count();
+  for (int i = 1; i < ANYPIPES; i++) {
+    ASSERT_EQ(anypoll_pipe(p[i]), 0);
+    ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[i][0], POLLIN, NULL), 0);
+  }
+  ASSERT_EQ(B.wait(s, ev, 4, 50), 0);
+  ASSERT_EQ(thread_count(), before);
+  ASSERT_EQ(_write(p[7][1], "x", 1), 1);
+  ASSERT_EQ(B.wait(s, ev, 4, 5000), 1);
+  ASSERT_EQ(ev[0].fd, p[7][0]);
+  struct pollfd pf;
+  tp_pfd(&pf, p[7][0], POLLIN);
+  ASSERT_EQ(anypoll_poll(&pf, 1, 0), 1);
+  ASSERT_EQ(ev[0].events, (unsigned)(unsigned short)pf.revents);
+  ASSERT_EQ(ev[0].events, (unsigned)POLLIN);
+  ASSERT_EQ(thread_count(), before);
+  char c;
+  ASSERT_EQ(anypoll_read(p[7][0], &c, 1), 1);
+  ASSERT_EQ(B.wait(s, ev, 4, 20), 0);
+  ASSERT_EQ(B.destroy(s), 0);
+  for (int i = 0; i < ANYPIPES; i++) {
+    _close(p[i][0]);
+    _close(p[i][1]);
+  }
+}
+
+/* A read end belongs to one port for its life: in a second set at the same
+ * time it takes the overlapped path (a thread-pool wait), and both sets
+ * see the write. After a del from the first set, a third set can take it
+ * onto its port again where the system ends associations (Windows 8.1 and
+ * later; under Wine it keeps the overlapped path). */
+TEST(set_win_anypipe_in_two_sets) {
+  int p[2];
+  ASSERT_EQ(anypoll_pipe(p), 0);
+  void *a = B.create(), *b = B.create();
+  ASSERT(a != NULL && b != NULL);
+  ASSERT_EQ(B.ctl(a, ANYPOLL__SET_ADD, p[0], POLLIN, (void *)1), 0);
+  ASSERT_EQ(B.ctl(b, ANYPOLL__SET_ADD, p[0], POLLIN, (void *)2), 0);
+  struct anypoll_event ev[4];
+  ASSERT_EQ(B.wait(a, ev, 4, 20), 0);
+  ASSERT_EQ(B.wait(b, ev, 4, 20), 0);
+  ASSERT_EQ(_write(p[1], "x", 1), 1);
+  ASSERT_EQ(B.wait(a, ev, 4, 5000), 1);
+  ASSERT(ev[0].data == (void *)1 && ev[0].events == (unsigned)POLLIN);
+  ASSERT_EQ(B.wait(b, ev, 4, 5000), 1);
+  ASSERT(ev[0].data == (void *)2 && ev[0].events == (unsigned)POLLIN);
+  char c;
+  ASSERT_EQ(anypoll_read(p[0], &c, 1), 1);
+  ASSERT_EQ(B.ctl(a, ANYPOLL__SET_DEL, p[0], 0, NULL), 0);
+  ASSERT_EQ(B.destroy(a), 0);
+  void *d = B.create();
+  ASSERT(d != NULL);
+  ASSERT_EQ(B.ctl(d, ANYPOLL__SET_ADD, p[0], POLLIN, (void *)3), 0);
+  ASSERT_EQ(B.wait(d, ev, 4, 20), 0);
+  ASSERT_EQ(B.wait(b, ev, 4, 20), 0);
+  ASSERT_EQ(_write(p[1], "y", 1), 1);
+  ASSERT_EQ(B.wait(d, ev, 4, 5000), 1);
+  ASSERT(ev[0].data == (void *)3 && ev[0].events == (unsigned)POLLIN);
+  ASSERT_EQ(B.wait(b, ev, 4, 5000), 1);
+  ASSERT_EQ(B.destroy(b), 0);
+  ASSERT_EQ(B.destroy(d), 0);
+  _close(p[0]);
+  _close(p[1]);
+}
+
+/* A program that reads an anypoll_pipe read end with an OVERLAPPED whose
+ * event has no low bit sends its completion to the set's port, with the
+ * set's key: the set drops that packet without touching it, and goes on
+ * reporting the pipe. */
+TEST(set_win_anypipe_foreign_packet_dropped) {
+  int p[2];
+  ASSERT_EQ(anypoll_pipe(p), 0);
+  void *s = B.create();
+  ASSERT(s != NULL);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN, NULL), 0);
+  struct anypoll_event ev[4];
+  ASSERT_EQ(B.wait(s, ev, 4, 20), 0);
+  HANDLE h = (HANDLE)_get_osfhandle(p[0]);
+  HANDLE e = CreateEventW(NULL, TRUE, FALSE, NULL);
+  ASSERT(e != NULL);
+  OVERLAPPED ov;
+  memset(&ov, 0, sizeof ov);
+  ov.hEvent = e;
+  char got[2];
+  ASSERT(!ReadFile(h, got, 1, NULL, &ov) && GetLastError() == ERROR_IO_PENDING);
+  ASSERT_EQ(_write(p[1], "ab", 2), 2);
+  ASSERT_EQ(WaitForSingleObject(e, 5000), WAIT_OBJECT_0);
+  DWORD n;
+  ASSERT(GetOverlappedResult(h, &ov, &n, FALSE) && n == 1);
+  /* The foreign packet is in the port; what is left is reported. */
+  ASSERT_EQ(B.wait(s, ev, 4, 5000), 1);
+  ASSERT_EQ(ev[0].events, (unsigned)POLLIN);
+  ASSERT_EQ(anypoll_read(p[0], got, 2), 1);
+  ASSERT_EQ(B.wait(s, ev, 4, 20), 0);
+  CloseHandle(e);
+  ASSERT_EQ(B.destroy(s), 0);
+  _close(p[0]);
+  _close(p[1]);
 }

@@ -1,25 +1,134 @@
 /* SPDX-License-Identifier: MIT */
-/* anypoll_pipe on Windows. The C runtime's _read and _write call ReadFile
- * and WriteFile with no OVERLAPPED, and Microsoft documents that on a
- * handle opened with FILE_FLAG_OVERLAPPED such a call "can incorrectly
- * report that the read operation is complete" (ReadFile, lpOverlapped):
- * the call waits on the file object, which every request on it signals
- * and resets, including the set's own zero-byte read. A pipe whose ends
- * behave for _read and _write as a _pipe() pipe's do must therefore be
- * synchronous, and the set waits on its read end with a parked helper
- * (docs/windows-design.md, "anypoll_pipe"). What it adds to _pipe: the
- * ends are not inherited (close-on-exec, as on POSIX), in binary mode,
- * with a 64 KiB buffer, the Linux default. */
+/* anypoll_pipe on Windows: a pipe whose read end is opened for overlapped
+ * I/O, so that a watch set can wait on it through its completion port with
+ * no helper thread (set_anypipe.c), and whose write end is an ordinary
+ * synchronous handle, so that _write and WriteFile on it behave exactly as
+ * on a _pipe() pipe.
+ *
+ * Why the read end is not for _read: the C runtime's _read calls ReadFile
+ * with no OVERLAPPED, and Microsoft's ReadFile documentation says that on a
+ * handle opened with FILE_FLAG_OVERLAPPED lpOverlapped must point to a
+ * valid and unique OVERLAPPED, "otherwise the function can incorrectly
+ * report that the read operation is complete": such a read does not wait
+ * for its data. The program reads it with anypoll_read (rw.c), which issues
+ * the overlapped read with its own event and waits for it, blocking as _read
+ * does on a _pipe() read end.
+ *
+ * An anonymous pipe (CreatePipe, _pipe) cannot be opened for overlapped
+ * I/O, so the pipe is a named pipe with a unique name, made the way Rust's
+ * standard library makes its anonymous pipes: one instance
+ * (FILE_FLAG_FIRST_PIPE_INSTANCE, so that a name already taken by anyone
+ * else fails instead of joining their pipe), remote clients rejected, then
+ * the client end opened at once by this process. Neither handle is
+ * inheritable (NULL security attributes): close-on-exec, as anypoll_pipe is
+ * on POSIX. */
 #include <errno.h>
 #include <fcntl.h>
 #include <io.h>
+#include <stdint.h>
 
 #include "win.h"
+
+/* The prefix the set recognises anypoll_pipe's read ends by
+ * (set_anypipe.c). */
+ANYPOLL__INTERNAL const WCHAR anypoll__anypipe_prefix[] = L"\\\\.\\pipe\\anypoll-pipe-";
+
+#define ANYPIPE_BUFFER 65536 /* the Linux default pipe capacity */
+
+static volatile LONG anypipe_serial;
+
+/* Writes "<prefix><pid>-<serial>-<attempt>" into name (room for 96). */
+static void anypipe_name(WCHAR *name, LONG serial, int attempt) {
+  int n = 0;
+  for (const WCHAR *p = anypoll__anypipe_prefix; *p != 0; p++)
+    name[n++] = *p;
+  unsigned long parts[3] = { GetCurrentProcessId(), (unsigned long)serial,
+                             (unsigned long)attempt };
+  for (int i = 0; i < 3; i++) {
+    WCHAR digits[16];
+    int d = 0;
+    unsigned long v = parts[i];
+    do {
+      digits[d++] = (WCHAR)(L'0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    while (d > 0)
+      name[n++] = digits[--d];
+    if (i < 2)
+      name[n++] = L'-';
+  }
+  name[n] = 0;
+}
+
+/* A Win32 error from making the pipe to errno: what _pipe documents
+ * (EMFILE, ENFILE) where it applies. */
+static int anypipe_fail(DWORD error) {
+  if (error == ERROR_TOO_MANY_OPEN_FILES || error == ERROR_NO_SYSTEM_RESOURCES)
+    errno = ENFILE;
+  else if (error == ERROR_NOT_ENOUGH_MEMORY || error == ERROR_OUTOFMEMORY)
+    errno = ENOMEM;
+  else
+    anypoll__set_errno_win(error);
+  return -1;
+}
 
 int anypoll_pipe(int fds[2]) {
   if (fds == NULL) {
     errno = EFAULT;
     return -1;
   }
-  return _pipe(fds, 65536, _O_BINARY | _O_NOINHERIT);
+  WCHAR name[96];
+  HANDLE rd = INVALID_HANDLE_VALUE;
+  LONG serial = InterlockedIncrement(&anypipe_serial);
+  /* A name is taken when another process (or a pipe of ours whose serial
+   * wrapped) already has it: FILE_FLAG_FIRST_PIPE_INSTANCE then fails with
+   * ERROR_ACCESS_DENIED, and another name is tried. */
+  for (int attempt = 0; attempt < 16 && rd == INVALID_HANDLE_VALUE;
+       attempt++) {
+    anypipe_name(name, serial, attempt);
+    rd = CreateNamedPipeW(
+        name, PIPE_ACCESS_INBOUND | FILE_FLAG_OVERLAPPED |
+                  FILE_FLAG_FIRST_PIPE_INSTANCE,
+        PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT |
+            PIPE_REJECT_REMOTE_CLIENTS,
+        1, ANYPIPE_BUFFER, ANYPIPE_BUFFER, 0, NULL);
+    if (rd == INVALID_HANDLE_VALUE && GetLastError() != ERROR_ACCESS_DENIED)
+      return anypipe_fail(GetLastError());
+  }
+  if (rd == INVALID_HANDLE_VALUE)
+    return anypipe_fail(GetLastError());
+  /* The write end: synchronous (no FILE_FLAG_OVERLAPPED), as _pipe's is.
+   * FILE_READ_ATTRIBUTES as CreatePipe gives its write end, so that
+   * anypoll_poll can ask it for its pipe information (POLLOUT).
+   * SECURITY_SQOS_PRESENT | SECURITY_ANONYMOUS: the server end is ours,
+   * but nothing needs it to impersonate the writer. */
+  HANDLE wr = CreateFileW(name, GENERIC_WRITE | FILE_READ_ATTRIBUTES, 0, NULL,
+                          OPEN_EXISTING,
+                          FILE_ATTRIBUTE_NORMAL | SECURITY_SQOS_PRESENT |
+                              SECURITY_ANONYMOUS,
+                          NULL);
+  if (wr == INVALID_HANDLE_VALUE) {
+    DWORD error = GetLastError();
+    CloseHandle(rd);
+    return anypipe_fail(error);
+  }
+  /* _O_NOINHERIT: the C runtime does not hand the descriptors to a child
+   * it spawns either (the handles are not inheritable anyway). */
+  int r = _open_osfhandle((intptr_t)rd, _O_RDONLY | _O_BINARY | _O_NOINHERIT);
+  if (r < 0) {
+    CloseHandle(rd);
+    CloseHandle(wr);
+    errno = EMFILE;
+    return -1;
+  }
+  int w = _open_osfhandle((intptr_t)wr, _O_WRONLY | _O_BINARY | _O_NOINHERIT);
+  if (w < 0) {
+    _close(r); /* closes rd */
+    CloseHandle(wr);
+    errno = EMFILE;
+    return -1;
+  }
+  fds[0] = r;
+  fds[1] = w;
+  return 0;
 }

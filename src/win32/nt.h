@@ -62,6 +62,15 @@ typedef NTSTATUS(NTAPI anypoll__nt_cancel_io_file_ex_fn)(HANDLE,
 typedef NTSTATUS(NTAPI anypoll__nt_query_object_fn)(HANDLE, ULONG, PVOID,
                                                     ULONG, PULONG);
 typedef NTSTATUS(NTAPI anypoll__nt_compare_objects_fn)(HANDLE, HANDLE);
+typedef NTSTATUS(NTAPI anypoll__nt_set_information_file_fn)(
+    HANDLE, PIO_STATUS_BLOCK, PVOID, ULONG, ULONG);
+/* FileReplaceCompletionInformation (Windows 8.1 and later): with a NULL
+ * port, ends a handle's association with its completion port. */
+#define ANYPOLL_FILE_REPLACE_COMPLETION_INFORMATION 61
+typedef struct {
+  HANDLE Port;
+  PVOID Key;
+} anypoll__file_completion_info;
 
 /* The one list of ntdll imports: X(field, exported name, required). Both
  * the table below and its resolution (init.c) are made from it. */
@@ -73,7 +82,8 @@ typedef NTSTATUS(NTAPI anypoll__nt_compare_objects_fn)(HANDLE, HANDLE);
   X(cancel_io_file_ex, "NtCancelIoFileEx", 1)                                \
   X(query_object, "NtQueryObject", 0)                                        \
   /* Windows 10 and later (and Wine 8); NULL before. */                      \
-  X(compare_objects, "NtCompareObjects", 0)
+  X(compare_objects, "NtCompareObjects", 0)                                  \
+  X(set_information_file, "NtSetInformationFile", 0)
 
 /* Resolved once by anypoll__win_init(); the required ones are never NULL
  * after it succeeds. */

@@ -100,6 +100,8 @@ static void iocp_wake_one(struct anypoll__set *s) {
  * unannounced: then the full batch. 0: the port is known to be empty (a
  * post counted but not yet made is as if it came just after). */
 static ULONG iocp_port_count(const struct anypoll__set *s) {
+  /* afd_out also counts the anypoll_pipe reads in flight (set_anypipe.c),
+   * whose packets come as unannounced as an AFD poll's. */
   if (s->afd_out > 0)
     return IOCP_DEQUEUE_MAX;
   LONG q = s->queued;
@@ -195,6 +197,8 @@ static void iocp_unregister(struct anypoll__set *s, struct anypoll__reg *r) {
   iocp_check_remove(s, r);
   iocp_update_remove(s, r);
   iocp_stop(r);
+  if (r->anypipe != NULL)
+    anypoll__set_anypipe_detach(r);
   r->deleted = 1;
   anypoll__set_unref(r);
 }
@@ -216,9 +220,15 @@ static void iocp_take_packet(struct anypoll__set *s, const OVERLAPPED_ENTRY *e) 
                                         offsetof(struct anypoll__reg, iosb));
     anypoll__set_socket_done(r);
     break;
-  default:
+  case ANYPOLL_SET_KEY_WAKE:
     InterlockedDecrement(&s->queued);
     return; /* a wake-up: the caller looks again */
+  default:
+    /* The key of an anypoll_pipe read end's association. */
+    r = anypoll__set_anypipe_done(e);
+    if (r == NULL)
+      return;
+    break;
   }
   InterlockedDecrement(&s->inflight);
   if (!r->deleted && !r->disabled)
@@ -243,6 +253,7 @@ int anypoll__set_iocp_destroy(void *state) {
     for (ULONG i = 0; i < got; i++)
       iocp_take_packet(s, &e[i]);
   }
+  anypoll__set_anypipe_free_all(s);
   ReleaseSRWLockExclusive(&s->lock);
   if (s->afd != NULL)
     CloseHandle(s->afd);
@@ -303,6 +314,9 @@ static int iocp_add(struct anypoll__set *s, int fd, unsigned events, void *data)
   r->fresh = 1;
   if (item.kind == ANYPOLL_KIND_PIPE && !item.u.pipe.sole)
     s->has_dups = 1;
+  if (item.kind == ANYPOLL_KIND_PIPE && item.u.pipe.readable &&
+      item.u.pipe.async)
+    anypoll__set_anypipe_attach(r);
   s->by_fd[fd] = r;
   iocp_update_push(s, r);
   return 0;

@@ -17,6 +17,9 @@
  * (no packet to any port, documented for GetQueuedCompletionStatus), and a
  * thread-pool wait on that event posts the registration.
  *
+ * anypoll_pipe's read ends wait on the set's port instead, with no thread
+ * at all (set_anypipe.c).
+ *
  * Write ends (POLLOUT) and read ends whose read cannot block are checked
  * again on a timer, as anypoll_poll re-checks them on its back-off. */
 #include <errno.h>
@@ -79,6 +82,8 @@ int anypoll__set_pipe_arm(struct anypoll__reg *r) {
     return 0;
   if (r->no_wait)
     return anypoll__set_timer(r, ANYPOLL_RECHECK_NO_WAIT_MS);
+  if (r->anypipe != NULL)
+    return anypoll__set_anypipe_arm(r);
   if (it->u.pipe.async) {
     /* The previous read has ended (its wait posted us): collect it. */
     if (r->ov_pending && HasOverlappedIoCompleted(&r->ov))
@@ -94,6 +99,8 @@ int anypoll__set_pipe_arm(struct anypoll__reg *r) {
 }
 
 void anypoll__set_pipe_stop(struct anypoll__reg *r) {
+  if (r->anypipe != NULL)
+    anypoll__set_anypipe_stop(r);
   /* Leaving cancels the read if the set was its last subscriber, and
    * waits for it to end: the callback is not called after this. */
   if (r->sub.watch != NULL)

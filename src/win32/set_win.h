@@ -27,6 +27,7 @@ struct anypoll__afd_poll {
 };
 
 struct anypoll__set;
+struct anypoll__anypipe; /* set_anypipe.c */
 
 /* One registered descriptor. Reference-counted: the set's table holds one
  * reference, and so does each packet on its way through the port (a
@@ -58,6 +59,8 @@ struct anypoll__reg {
   HANDLE event;
   OVERLAPPED ov;
   int ov_pending;
+  /* anypoll_pipe read ends on the port (set_anypipe.c), or NULL. */
+  struct anypoll__anypipe *anypipe;
   /* Sockets (set_socket.c). */
   HANDLE base;
   IO_STATUS_BLOCK iosb;
@@ -73,6 +76,7 @@ struct anypoll__set {
   HANDLE afd; /* this set's AFD handle (associated with port), or NULL */
   LONG64 id;  /* owner of the helper reads it starts (watch.c) */
   int has_dups; /* a registered pipe had other handles: compare them all */
+  struct anypoll__anypipe *anypipes; /* associations made (set_anypipe.c) */
   struct anypoll__reg **by_fd;
   int cap;
   struct anypoll__reg *check_head, *check_tail;
@@ -83,8 +87,9 @@ struct anypoll__set {
    * before each PostQueuedCompletionStatus, so a packet of ours is never in
    * the port uncounted. */
   volatile LONG queued;
-  /* AFD polls issued and not yet taken out of the port (under the lock):
-   * while there are any, a packet can be in the port uncounted. */
+  /* AFD polls and anypoll_pipe reads issued and not yet taken out of the
+   * port (under the lock): while there are any, a packet can be in the port
+   * uncounted. */
   int afd_out;
 };
 
@@ -129,6 +134,27 @@ ANYPOLL__INTERNAL
 int anypoll__set_console_arm(struct anypoll__reg *r);
 ANYPOLL__INTERNAL
 void anypoll__set_console_stop(struct anypoll__reg *r);
+
+/* anypoll_pipe read ends (set_anypipe.c), under the set's lock. attach: at
+ * add, associates r's handle with the set's port when it is an
+ * anypoll_pipe read end and can be (else r stays on set_pipe.c's
+ * overlapped path). arm: keeps one zero-byte read pending on the port.
+ * stop: cancels it (mod). detach: at del and free, ends the association.
+ * done: a packet whose key is not one of ANYPOLL_SET_KEY_*: the
+ * registration whose read it ends (with the read's reference), or NULL for
+ * a packet that is not ours. free_all: after the port has been drained. */
+ANYPOLL__INTERNAL
+void anypoll__set_anypipe_attach(struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+int anypoll__set_anypipe_arm(struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+void anypoll__set_anypipe_stop(struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+void anypoll__set_anypipe_detach(struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+struct anypoll__reg *anypoll__set_anypipe_done(const OVERLAPPED_ENTRY *e);
+ANYPOLL__INTERNAL
+void anypoll__set_anypipe_free_all(struct anypoll__set *s);
 
 /* The backend's functions (set_default.c names them as the default). */
 ANYPOLL__INTERNAL

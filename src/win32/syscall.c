@@ -325,3 +325,90 @@ intptr_t anypoll__sys_os_handle(int fd) {
   return os;
 }
 #endif
+
+/* ---- The program's own reads and writes (rw.c) ----------------------------
+ * anypoll_read and anypoll_write on a caller's descriptor: the overlapped
+ * request on a handle opened for overlapped I/O (no file-object lock), or
+ * the C runtime's _read/_write on any other. */
+
+BOOL anypoll__sys_read_overlapped(HANDLE h, void *buf, DWORD len,
+                                  OVERLAPPED *ov, DWORD *error) {
+  anypoll__model_call_begin(h, "ReadFile(overlapped)");
+  BOOL ok = ReadFile(h, buf, len, NULL, ov);
+  *error = ok ? 0 : GetLastError();
+  anypoll__model_call_end(h);
+  return ok;
+}
+
+BOOL anypoll__sys_write_overlapped(HANDLE h, const void *buf, DWORD len,
+                                   OVERLAPPED *ov, DWORD *error) {
+  anypoll__model_call_begin(h, "WriteFile(overlapped)");
+  BOOL ok = WriteFile(h, buf, len, NULL, ov);
+  *error = ok ? 0 : GetLastError();
+  anypoll__model_call_end(h);
+  return ok;
+}
+
+/* The result of a request that has completed: answered from the
+ * OVERLAPPED, no request to the file. */
+BOOL anypoll__sys_overlapped_result(HANDLE h, OVERLAPPED *ov, DWORD *n,
+                                    DWORD *error) {
+  BOOL ok = GetOverlappedResult(h, ov, n, FALSE);
+  *error = ok ? 0 : GetLastError();
+  return ok;
+}
+
+int anypoll__sys_crt_read(int fd, HANDLE h, void *buf, unsigned len) {
+  anypoll__model_call_begin(h, "_read");
+  int n = _read(fd, buf, len);
+  anypoll__model_call_end(h);
+  return n;
+}
+
+int anypoll__sys_crt_write(int fd, HANDLE h, const void *buf, unsigned len) {
+  anypoll__model_call_begin(h, "_write");
+  int n = _write(fd, buf, len);
+  anypoll__model_call_end(h);
+  return n;
+}
+
+/* The name of a pipe handle (NtQueryObject's ObjectNameInformation, which
+ * the object manager answers; asked only of handles opened for overlapped
+ * I/O, which have no file-object lock to wait behind), copied into name
+ * (room for cap characters, terminated): 1 if it answered. */
+int anypoll__sys_object_name(HANDLE h, WCHAR *name, ULONG cap) {
+  union {
+    UNICODE_STRING s;
+    char bytes[sizeof(UNICODE_STRING) + 256 * sizeof(WCHAR)];
+  } info;
+  ULONG got = 0;
+  if (anypoll__nt.query_object == NULL ||
+      anypoll__nt.query_object(h, 1 /* ObjectNameInformation */, &info,
+                               sizeof info, &got) < 0 ||
+      info.s.Buffer == NULL)
+    return 0;
+  ULONG n = info.s.Length / sizeof(WCHAR);
+  if (n >= cap)
+    n = cap - 1;
+  for (ULONG i = 0; i < n; i++)
+    name[i] = info.s.Buffer[i];
+  name[n] = 0;
+  return 1;
+}
+
+/* Associates a caller's handle with a port of ours (set_anypipe.c), or
+ * undoes that (port NULL: FileReplaceCompletionInformation, Windows 8.1 and
+ * later). */
+BOOL anypoll__sys_associate(HANDLE h, HANDLE port, ULONG_PTR key) {
+  return CreateIoCompletionPort(h, port, key, 0) != NULL;
+}
+
+/* Ends h's association with its completion port; 1 if the system did. */
+int anypoll__sys_dissociate(HANDLE h) {
+  anypoll__file_completion_info info = { NULL, NULL };
+  IO_STATUS_BLOCK iosb;
+  return anypoll__nt.set_information_file != NULL &&
+         anypoll__nt.set_information_file(
+             h, &iosb, &info, sizeof info,
+             ANYPOLL_FILE_REPLACE_COMPLETION_INFORMATION) >= 0;
+}

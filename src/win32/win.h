@@ -477,6 +477,31 @@ int anypoll__sys_socket_ioctl_handle(HANDLE s, DWORD code, const char *call,
                                      SOCKET *out, int *error);
 ANYPOLL__INTERNAL
 int anypoll__sys_socket_name(HANDLE s, int *error);
+/* The program's own reads and writes (rw.c): an overlapped request, its
+ * result once complete, and the C runtime's _read/_write. */
+ANYPOLL__INTERNAL
+BOOL anypoll__sys_read_overlapped(HANDLE h, void *buf, DWORD len,
+                                  OVERLAPPED *ov, DWORD *error);
+ANYPOLL__INTERNAL
+BOOL anypoll__sys_write_overlapped(HANDLE h, const void *buf, DWORD len,
+                                   OVERLAPPED *ov, DWORD *error);
+ANYPOLL__INTERNAL
+BOOL anypoll__sys_overlapped_result(HANDLE h, OVERLAPPED *ov, DWORD *n,
+                                    DWORD *error);
+ANYPOLL__INTERNAL
+int anypoll__sys_crt_read(int fd, HANDLE h, void *buf, unsigned len);
+ANYPOLL__INTERNAL
+int anypoll__sys_crt_write(int fd, HANDLE h, const void *buf, unsigned len);
+/* anypoll_pipe's read ends (set_anypipe.c): the object's name, and the
+ * association with a set's port. */
+ANYPOLL__INTERNAL
+int anypoll__sys_object_name(HANDLE h, WCHAR *name, ULONG cap);
+ANYPOLL__INTERNAL
+BOOL anypoll__sys_associate(HANDLE h, HANDLE port, ULONG_PTR key);
+ANYPOLL__INTERNAL
+int anypoll__sys_dissociate(HANDLE h);
+/* anypipe.c: the name prefix of anypoll_pipe's pipes. */
+ANYPOLL__INTERNAL_DATA const WCHAR anypoll__anypipe_prefix[];
 
 /* ---- Fault injection for the tests (init.c) -------------------------------
  * Only in the test library (ANYPOLL_TEST_HOOKS); in the installed one the

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* anypoll_read and anypoll_write on POSIX: read() and write(). They exist
+ * for Windows, where an anypoll_pipe read end is opened for overlapped I/O
+ * and the C runtime's _read cannot read it (src/win32/rw.c); a program that
+ * uses them reads and writes the same way on every platform. The count is
+ * an int, as _read's is: more than INT_MAX is EINVAL on both. */
+#include <errno.h>
+#include <limits.h>
+#include <unistd.h>
+
+#include "posix.h"
+
+int anypoll_read(int fd, void *buf, unsigned len) {
+  if (len > INT_MAX) {
+    errno = EINVAL;
+    return -1;
+  }
+  return (int)read(fd, buf, len);
+}
+
+int anypoll_write(int fd, const void *buf, unsigned len) {
+  if (len > INT_MAX) {
+    errno = EINVAL;
+    return -1;
+  }
+  return (int)write(fd, buf, len);
+}

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/* anypoll_pipe read ends in a watch set: no thread at all.
+ *
+ * The read end is opened for overlapped I/O (anypipe.c), so a zero-byte
+ * overlapped read can wait on it, and since the program reads it only with
+ * anypoll_read (whose requests carry an event with its low bit set, which
+ * sends no packet to any port), the handle can be associated with the
+ * set's completion port: the zero-byte read's completion is then a packet
+ * in the port, with nothing between the writer and the waiter. One read is
+ * kept pending per registration, issued when a wait finds the pipe not
+ * ready and re-issued only after its packet has been taken; an idle
+ * registration is never touched by a wait.
+ *
+ * Which handles: only anypoll_pipe's, recognised at add by the pipe's name
+ * (NtQueryObject, answered by the object manager; the prefix is
+ * anypipe.c's, and the rest of the name, process id and serial, makes it
+ * unique). A caller's own overlapped handle is not associated: that would
+ * send the caller's own completions to our port, and a handle belongs to
+ * one port for its life (CreateIoCompletionPort). The name costs one query
+ * at add and none per wait, and cannot be fooled by a handle value closed
+ * and reused, which a table of the handles anypoll_pipe made could.
+ *
+ * When the association cannot be made (the read end is in a second set, or
+ * the program associated it with a port of its own), the registration
+ * stays on set_pipe.c's overlapped path: the same zero-byte read, with a
+ * low-bit event and a thread-pool wait that posts it.
+ *
+ * At del and free the association is ended (FileReplaceCompletionInformation
+ * with no port, Windows 8.1 and later), after the pending read has been
+ * cancelled and has completed, so that the pipe can join another set
+ * later. Where the system cannot end it (before Windows 8.1; Wine 8) the
+ * handle stays associated with the port until it is closed: another set then
+ * takes the overlapped path, and the port, freed with the set, receives
+ * nothing more from it.
+ *
+ * Packets: the key of an association is its struct anypoll__anypipe,
+ * which lives until the port is drained and closed (or the association
+ * ended with no packet left in flight), so the key can always be looked at;
+ * the packet's OVERLAPPED is compared with the one of ours in it and never
+ * dereferenced: a packet of someone else's request on the handle (a
+ * program that read it with an OVERLAPPED and an event without the low
+ * bit) is dropped. */
+#include <errno.h>
+#include <stdlib.h>
+#include <wchar.h>
+
+#include "set_win.h"
+
+struct anypoll__anypipe {
+  struct anypoll__anypipe *next, *prev; /* the set's associations */
+  OVERLAPPED ov;          /* the zero-byte read's */
+  struct anypoll__reg *r; /* while attached, or while its read is in flight */
+  HANDLE handle;
+  int pending;    /* a read is in flight: its packet has not been taken */
+  int detached;   /* del or free: freed once no packet can come */
+  int associated; /* the association with the port still stands */
+  WCHAR name[96]; /* the pipe's name, to recognise the handle at detach */
+};
+
+static int anypipe_name_is_ours(const WCHAR *name) {
+  /* The object name is "\Device\NamedPipe\anypoll-pipe-..."; the prefix
+   * anypipe.c creates it with is "\\.\pipe\anypoll-pipe-...". Compared
+   * from the last backslash. */
+  const WCHAR *leaf = wcsrchr(name, L'\\');
+  const WCHAR *want = wcsrchr(anypoll__anypipe_prefix, L'\\');
+  if (leaf == NULL || want == NULL)
+    return 0;
+  return wcsncmp(leaf, want, wcslen(want)) == 0;
+}
+
+static void anypipe_unlink_free(struct anypoll__set *s,
+                                struct anypoll__anypipe *a) {
+  if (a->prev != NULL)
+    a->prev->next = a->next;
+  else
+    s->anypipes = a->next;
+  if (a->next != NULL)
+    a->next->prev = a->prev;
+  free(a);
+}
+
+void anypoll__set_anypipe_attach(struct anypoll__reg *r) {
+  struct anypoll__set *s = r->set;
+  struct anypoll__anypipe *a = calloc(1, sizeof *a);
+  if (a == NULL)
+    return; /* the overlapped path needs no memory of this */
+  if (!anypoll__sys_object_name(r->item.handle, a->name,
+                                sizeof a->name / sizeof a->name[0]) ||
+      !anypipe_name_is_ours(a->name) ||
+      !anypoll__sys_associate(r->item.handle, s->port, (ULONG_PTR)a)) {
+    free(a);
+    return;
+  }
+  a->handle = r->item.handle;
+  a->r = r;
+  a->associated = 1;
+  a->next = s->anypipes;
+  if (s->anypipes != NULL)
+    s->anypipes->prev = a;
+  s->anypipes = a;
+  r->anypipe = a;
+}
+
+int anypoll__set_anypipe_arm(struct anypoll__reg *r) {
+  struct anypoll__anypipe *a = r->anypipe;
+  struct anypoll__set *s = r->set;
+  if (a->pending)
+    return 0; /* its packet will come: the registration is checked then */
+  ZeroMemory(&a->ov, sizeof a->ov);
+  /* No event: the completion is a packet to the port. */
+  InterlockedIncrement(&r->refs);
+  InterlockedIncrement(&s->inflight);
+  a->pending = 1;
+  s->afd_out++; /* a packet we did not post: the port's count (set.c) */
+  DWORD error;
+  BOOL ok = anypoll__sys_read_zero_overlapped(a->handle, &a->ov, &error);
+  if (ok || error == ERROR_IO_PENDING)
+    return 0; /* a packet comes either way */
+  /* Failed at once (the writer went between the check and now, or the
+   * handle was closed): no packet comes. The check tells what it is. */
+  a->pending = 0;
+  s->afd_out--;
+  InterlockedDecrement(&s->inflight);
+  InterlockedDecrement(&r->refs); /* the table still holds one */
+  anypoll__set_post(r);
+  return 0;
+}
+
+void anypoll__set_anypipe_stop(struct anypoll__reg *r) {
+  /* The cancelled read's packet comes out of the port later, holding its
+   * own reference to r; a mod re-arms only after it. */
+  if (r->anypipe->pending)
+    anypoll__sys_cancel_io(r->anypipe->handle, &r->anypipe->ov);
+}
+
+void anypoll__set_anypipe_detach(struct anypoll__reg *r) {
+  struct anypoll__anypipe *a = r->anypipe;
+  r->anypipe = NULL;
+  a->detached = 1;
+  if (a->pending) {
+    /* The association must outlast the read: one ended after it would
+     * complete with no packet, and the set would wait for that packet
+     * forever. A cancel completes promptly (and a close of the handle has
+     * cancelled it already). */
+    anypoll__sys_cancel_io(a->handle, &a->ov);
+    while (!HasOverlappedIoCompleted(&a->ov))
+      SleepEx(1, FALSE);
+  }
+  /* Ended only while the handle value still names this pipe: a handle
+   * closed and reused by another object must not lose its own port. */
+  WCHAR now[96];
+  if (anypoll__sys_object_name(a->handle, now, sizeof now / sizeof now[0]) &&
+      wcscmp(now, a->name) == 0 && anypoll__sys_dissociate(a->handle))
+    a->associated = 0;
+  if (!a->pending) {
+    a->r = NULL;
+    if (!a->associated)
+      anypipe_unlink_free(r->set, a);
+  }
+}
+
+struct anypoll__reg *anypoll__set_anypipe_done(const OVERLAPPED_ENTRY *e) {
+  struct anypoll__anypipe *a = (struct anypoll__anypipe *)e->lpCompletionKey;
+  if (e->lpOverlapped != &a->ov || !a->pending)
+    return NULL; /* not our read's: dropped, never dereferenced */
+  a->pending = 0;
+  struct anypoll__reg *r = a->r;
+  r->set->afd_out--;
+  if (a->detached) {
+    a->r = NULL;
+    if (!a->associated)
+      anypipe_unlink_free(r->set, a);
+  }
+  return r;
+}
+
+void anypoll__set_anypipe_free_all(struct anypoll__set *s) {
+  while (s->anypipes != NULL)
+    anypipe_unlink_free(s, s->anypipes);
+}
