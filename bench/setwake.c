@@ -8,9 +8,10 @@
  *   blocking  a plain blocking read (the floor),
  *   set-N     anypoll_set_wait on a set holding N idle pipes and the echo
  *             pipe's read end, then the read.
- * The sets and their idle pipes are registered once, before any timing;
- * the echo pipe joins a set just before its phase and leaves it after
- * (outside the timed part), so that only one set watches it at a time.
+ * Each N is a block: its set and idle pipes are made and registered once,
+ * before its timing (the registering time is reported apart), then
+ * blocking and set-N phases alternate. "x set-1" compares blocks made
+ * one after the other, the ratio to blocking phases moments apart.
  *
  * A round trip holds two wake-ups: the echo thread's (always a blocking
  * read) and the main thread's (the strategy). Hence, besides the round
@@ -124,94 +125,92 @@ int main(int argc, char **argv) {
   int to[2], from[2];
   make_pipe(to);
   make_pipe(from);
-  /* The idle pipes, shared by the sets: set-N holds the first N (a pipe in
-   * several sets costs nothing while it stays idle). */
+  struct echo_arg ea = { to[0], from[1] };
+  struct bench_thread *echo = bench_thread_start(echo_thread, &ea);
   int *idle = malloc(sizeof(int) * (size_t)(2 * most + 1));
   if (idle == NULL)
     bench_die("malloc");
-  for (long i = 0; i < most; i++) {
-    int p[2];
-    make_pipe(p);
-    idle[i] = p[0];
-    idle[most + i] = p[1];
-  }
-  anypoll_set *sets[MAX_N];
+
+  /* One block per N: its idle pipes are opened and registered (timed
+   * apart), then blocking and set-N alternate, each repetition's pair run
+   * moments apart; then the block's pipes leave the set and are closed.
+   * Each set has idle pipes of its own, and only one set exists at a time:
+   * the C runtime's 2048 descriptors hold 1000 pipes with both ends, not
+   * 1065, and a pipe watched by two sets is a different case. */
+  static double v[MAX_N][2][MAX_REPS];
   double reg_s[MAX_N];
   for (int j = 0; j < nn; j++) {
-    double t0 = bench_now();
-    sets[j] = anypoll_set_new();
-    if (sets[j] == NULL)
-      bench_die("anypoll_set_new");
-    for (long i = 0; i < ns_list[j]; i++)
-      if (anypoll_set_add(sets[j], idle[i], POLLIN, NULL) != 0)
-        bench_die("anypoll_set_add");
-    reg_s[j] = bench_now() - t0;
-  }
-  struct echo_arg ea = { to[0], from[1] };
-  struct bench_thread *echo = bench_thread_start(echo_thread, &ea);
-
-  /* Strategy 0 is blocking, 1 + j is set-N for ns_list[j]. */
-  int ns = nn + 1;
-  static double v[MAX_N + 1][MAX_REPS];
-  for (int r = -1; r < reps; r++) { /* r = -1: untimed warm-up */
-    for (int k = 0; k < ns; k++) {
-      int s = (k + (r < 0 ? 0 : r)) % ns;
-      anypoll_set *set = s == 0 ? NULL : sets[s - 1];
-      if (set != NULL && anypoll_set_add(set, from[0], POLLIN, NULL) != 0)
-        bench_die("anypoll_set_add");
-      double t = phase(set, to[1], from[0], r < 0 ? trips / 10 + 1 : trips);
-      if (set != NULL && anypoll_set_del(set, from[0]) != 0)
-        bench_die("anypoll_set_del");
-      if (r >= 0)
-        v[s][r] = t;
+    long n = ns_list[j];
+    for (long i = 0; i < n; i++) {
+      int p[2];
+      make_pipe(p);
+      idle[i] = p[0];
+      idle[n + i] = p[1];
     }
+    double t0 = bench_now();
+    anypoll_set *set = anypoll_set_new();
+    if (set == NULL)
+      bench_die("anypoll_set_new");
+    for (long i = 0; i < n; i++)
+      if (anypoll_set_add(set, idle[i], POLLIN, NULL) != 0)
+        bench_die("anypoll_set_add");
+    if (anypoll_set_add(set, from[0], POLLIN, NULL) != 0)
+      bench_die("anypoll_set_add");
+    reg_s[j] = bench_now() - t0;
+    for (int r = -1; r < reps; r++) { /* r = -1: untimed warm-up */
+      for (int k = 0; k < 2; k++) {
+        int s = (k + (r < 0 ? 0 : r)) % 2; /* 0 blocking, 1 set */
+        double t = phase(s ? set : NULL, to[1], from[0],
+                         r < 0 ? trips / 10 + 1 : trips);
+        if (r >= 0)
+          v[j][s][r] = t;
+      }
+    }
+    if (anypoll_set_del(set, from[0]) != 0)
+      bench_die("anypoll_set_del");
+    for (long i = 0; i < n; i++)
+      if (anypoll_set_del(set, idle[i]) != 0)
+        bench_die("anypoll_set_del");
+    anypoll_set_free(set);
+    for (long i = 0; i < 2 * n; i++)
+      bench_close(idle[i]);
   }
-  double med[MAX_N + 1], ratio[MAX_N + 1];
-  for (int s = 0; s < ns; s++) {
-    double x[MAX_REPS];
-    for (int r = 0; r < reps; r++)
-      x[r] = v[s][r] / v[0][r]; /* paired: phases moments apart */
-    ratio[s] = bench_median(x, reps);
-    med[s] = bench_median(v[s], reps);
-  }
+
   printf("%s setwake: %s pipes, %d round trips x %d reps (medians)\n",
          BENCH_PLATFORM, use_anypoll_pipe ? "anypoll_pipe" : "_pipe", trips,
          reps);
-  printf("%-10s %12s %9s %13s %9s %14s\n", "strategy", "round trip", "x block",
-         "wait x block", "x set-1", "register");
-  printf("%-10s %12s %9s %13s %9s %14s\n", "", "us", "", "(estimate)", "",
-         "s");
-  for (int s = 0; s < ns; s++) {
+  printf("%-10s %12s %12s %9s %13s %9s %10s\n", "strategy", "blocking",
+         "set", "x block", "wait x block", "x set-1", "register");
+  printf("%-10s %12s %12s %9s %13s %9s %10s\n", "", "rt us", "rt us", "",
+         "(estimate)", "", "s");
+  double set1 = NAN;
+  for (int j = 0; j < nn; j++) {
+    double x[MAX_REPS];
+    for (int r = 0; r < reps; r++)
+      x[r] = v[j][1][r] / v[j][0][r]; /* paired: phases moments apart */
+    double ratio = bench_median(x, reps);
+    double mb = bench_median(v[j][0], reps), ms = bench_median(v[j][1], reps);
+    if (j == 0)
+      set1 = ms;
+    double wait_x = 2 * ratio - 1;
     char name[32];
-    if (s == 0)
-      snprintf(name, sizeof name, "blocking");
-    else
-      snprintf(name, sizeof name, "set-%ld", ns_list[s - 1]);
-    double wait_x = 2 * ratio[s] - 1;
-    double x1 = s > 0 ? med[s] / med[1] : NAN;
-    printf("%-10s %12.2f %9.3f %13.3f %9.3f %14.3f\n", name, med[s] * 1e6,
-           ratio[s], wait_x, x1, s > 0 ? reg_s[s - 1] : NAN);
-    long param = s == 0 ? 0 : ns_list[s - 1];
+    snprintf(name, sizeof name, "set-%ld", ns_list[j]);
+    printf("%-10s %12.2f %12.2f %9.3f %13.3f %9.3f %10.3f\n", name, mb * 1e6,
+           ms * 1e6, ratio, wait_x, ms / set1, reg_s[j]);
     const char *scen = use_anypoll_pipe ? "setwake-anypoll" : "setwake-sync";
-    const char *strat = s == 0 ? "blocking" : "set";
-    bench_csv_row(scen, strat, param, "roundtrip_us", med[s] * 1e6, ratio[s],
+    bench_csv_row(scen, "blocking", ns_list[j], "roundtrip_us", mb * 1e6, 1,
                   reps);
-    bench_csv_row(scen, strat, param, "wait_x_block", wait_x, NAN, reps);
-    if (s > 0)
-      bench_csv_row(scen, strat, param, "register_s", reg_s[s - 1], NAN, 1);
+    bench_csv_row(scen, "set", ns_list[j], "roundtrip_us", ms * 1e6, ratio,
+                  reps);
+    bench_csv_row(scen, "set", ns_list[j], "wait_x_block", wait_x, NAN, reps);
+    bench_csv_row(scen, "set", ns_list[j], "x_set_first_n", ms / set1, NAN,
+                  reps);
+    bench_csv_row(scen, "set", ns_list[j], "register_s", reg_s[j], NAN, 1);
   }
   unsigned char q = QUIT;
   if (pipe_write(to[1], &q, 1) != 1)
     bench_die("write");
   bench_thread_join(echo);
-  for (int j = 0; j < nn; j++) {
-    for (long i = 0; i < ns_list[j]; i++)
-      if (anypoll_set_del(sets[j], idle[i]) != 0)
-        bench_die("anypoll_set_del");
-    anypoll_set_free(sets[j]);
-  }
-  for (long i = 0; i < 2 * most; i++)
-    bench_close(idle[i]);
   free(idle);
   bench_close(to[0]);
   bench_close(to[1]);
