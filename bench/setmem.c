@@ -216,8 +216,11 @@ int main(int argc, char **argv) {
   double per_kib = (c2.mem_kib - c1.mem_kib) / n;
   double per_walk = (c2.walk_kib - c1.walk_kib) / n;
   double per_thr = (double)(c2.threads - c1.threads) / n;
-  printf("per registration: %.2f KiB (walk: %.2f KiB), %.3f threads; "
-         "registering took %.3f s, deleting %.3f s\n", per_kib, per_walk,
+  char walk[32] = "-";
+  if (c2.walk_kib >= 0)
+    snprintf(walk, sizeof walk, "%.2f KiB", per_walk);
+  printf("per registration: %.2f KiB (walk: %s), %.3f threads; "
+         "registering took %.3f s, deleting %.3f s\n", per_kib, walk,
          per_thr, reg, unreg);
   printf("(memory: %s)\n",
 #ifdef _WIN32
@@ -230,8 +233,9 @@ int main(int argc, char **argv) {
   char scen[32];
   snprintf(scen, sizeof scen, "setmem-%s", kind);
   bench_csv_row(scen, "set", n, "kib_per_registration", per_kib, NAN, 1);
-  bench_csv_row(scen, "set", n, "walk_kib_per_registration", per_walk, NAN,
-                1);
+  if (c2.walk_kib >= 0)
+    bench_csv_row(scen, "set", n, "walk_kib_per_registration", per_walk, NAN,
+                  1);
   bench_csv_row(scen, "set", n, "threads_per_registration", per_thr, NAN, 1);
   bench_csv_row(scen, "set", n, "register_s", reg, NAN, 1);
   bench_csv_close();
