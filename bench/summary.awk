@@ -84,7 +84,7 @@ END {
   print ""
   print "blocking = a plain blocking read, no poll at all: the physical limit."
   print "event    = anypoll_poll (on Windows: helper threads parked in the kernel)."
-  print "set      = anypoll_set_wait on a watch set registered once (rows 1 and 3)."
+  print "set      = anypoll_set_wait on a watch set registered once, outside the timing."
   print "sleep1   = check everything, sleep 1 ms, repeat (git/gnulib poll today)."
   print "yield    = check everything, yield, repeat (a busy wait; git before 2014)."
   print "sleep1 costs a millisecond per wake-up and burns CPU while idle; yield"
