@@ -54,6 +54,10 @@ static int strategy_of(const char *name, struct bench_strategy *s) {
     s->backend = BENCH_BLOCKING;
     return 1;
   }
+  if (strcmp(name, "set") == 0) {
+    s->backend = BENCH_SET;
+    return 1;
+  }
   if (strcmp(name, "event") == 0) {
     /* What a program gets from anypoll_poll: the point of the library. */
     s->backend = ANYPOLL_BACKEND_DEFAULT;
@@ -70,11 +74,7 @@ static int strategy_of(const char *name, struct bench_strategy *s) {
 }
 
 int bench_strategies(const char *list, struct bench_strategy *out) {
-#ifdef _WIN32
-  static const char all[] = "blocking,event,sleep1,yield";
-#else
-  static const char all[] = "blocking,event,native,select,sleep1,yield";
-#endif
+  static const char all[] = BENCH_ALL;
   static char buf[256];
   snprintf(buf, sizeof buf, "%s", strcmp(list, "all") == 0 ? all : list);
   int n = 0;
@@ -97,10 +97,45 @@ int bench_strategies(const char *list, struct bench_strategy *out) {
 int bench_wait(const struct bench_strategy *s, struct pollfd *fds, int n) {
   if (s->backend == BENCH_BLOCKING)
     return 1;
+  if (s->backend == BENCH_SET) {
+    fprintf(stderr, "bench: the set strategy needs bench_set_open\n");
+    exit(2);
+  }
   int r = anypoll_poll_with(s->backend, fds, (anypoll_nfds_t)n, -1);
   if (r < 0)
     bench_die("anypoll_poll_with");
   return r;
+}
+
+anypoll_set *bench_set_open(struct pollfd *fds, int n) {
+  anypoll_set *set = anypoll_set_new();
+  if (set == NULL)
+    bench_die("anypoll_set_new");
+  for (int i = 0; i < n; i++)
+    if ((int)fds[i].fd >= 0 &&
+        anypoll_set_add(set, (int)fds[i].fd, (unsigned)fds[i].events, &fds[i]) != 0)
+      bench_die("anypoll_set_add");
+  return set;
+}
+
+int bench_set_wait(anypoll_set *set, struct pollfd *fds, int n) {
+  struct anypoll_event ev[16];
+  for (int i = 0; i < n; i++)
+    fds[i].revents = 0;
+  int r = anypoll_set_wait(set, ev, 16, -1);
+  if (r < 0)
+    bench_die("anypoll_set_wait");
+  for (int i = 0; i < r; i++)
+    ((struct pollfd *)ev[i].data)->revents = (short)ev[i].events;
+  return r;
+}
+
+void bench_set_close(anypoll_set *set, struct pollfd *fds, int n) {
+  for (int i = 0; i < n; i++)
+    if ((int)fds[i].fd >= 0 && anypoll_set_del(set, (int)fds[i].fd) != 0)
+      bench_die("anypoll_set_del");
+  if (anypoll_set_free(set) != 0)
+    bench_die("anypoll_set_free");
 }
 
 /* ---- Statistics ------------------------------------------------------------- */

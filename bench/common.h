@@ -25,6 +25,11 @@
 /* ---- Strategies ---------------------------------------------------------- */
 
 #define BENCH_BLOCKING (-1) /* no poll at all: a plain blocking read */
+/* The watch set: an anypoll_set registered once, outside the timed part,
+ * then anypoll_set_wait. Only programs that say so take it (by name: it is
+ * not in "all", because a wait on a set needs the set made beforehand with
+ * bench_set_open). */
+#define BENCH_SET (-2)
 
 struct bench_strategy {
   const char *name;
@@ -32,6 +37,13 @@ struct bench_strategy {
 };
 
 #define BENCH_MAX_STRATEGIES 8
+
+/* The strategies "all" stands for on this platform. */
+#ifdef _WIN32
+#  define BENCH_ALL "blocking,event,sleep1,yield"
+#else
+#  define BENCH_ALL "blocking,event,native,select,sleep1,yield"
+#endif
 
 /* Fills out[] from a comma-separated list of names ("all" for every
  * strategy of this platform) and returns the count. A backend this build
@@ -46,6 +58,17 @@ const char *bench_skipped(void);
  * and an infinite timeout. Returns the poll result (a blocking strategy
  * returns 1 at once, as its read will do the waiting). Exits on error. */
 int bench_wait(const struct bench_strategy *s, struct pollfd *fds, int n);
+
+/* The watch set as a strategy: registers every fds[i] with fd >= 0 for
+ * fds[i].events (data: &fds[i]); exits on error. */
+anypoll_set *bench_set_open(struct pollfd *fds, int n);
+/* Waits on the set with an infinite timeout and writes what it reports
+ * into the revents of the pollfd each event's data points to (the others
+ * get 0), as bench_wait does; returns the count. Exits on error. */
+int bench_set_wait(anypoll_set *set, struct pollfd *fds, int n);
+/* Deletes every fds[i] with fd >= 0 (a descriptor must leave the set
+ * before it is closed) and frees the set. */
+void bench_set_close(anypoll_set *set, struct pollfd *fds, int n);
 
 /* ---- Portable layer -------------------------------------------------------- */
 

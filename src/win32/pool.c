@@ -13,7 +13,18 @@
 
 #include "win.h"
 
-/* Small stacks: a helper only calls ReadFile. */
+/* The smallest stack Windows gives a thread. A helper runs worker_main and
+ * its job: watch.c's parked zero-byte ReadFile, the callbacks that post to
+ * a set's completion port or wake a waiter, SRW locks and condition
+ * variables; none of it recurses or keeps large buffers, and the kernel
+ * runs the read on a stack of its own, so the user stack stays within a
+ * few KiB. The value is a reservation (STACK_SIZE_PARAM_IS_A_RESERVATION):
+ * Windows rounds a reservation up to the allocation granularity, 64 KiB
+ * (Microsoft's "Thread Stack Size"), so a smaller figure here would reserve
+ * the same; what is committed at the start is the executable header's
+ * stack commit (4 KiB with the GNU linker's default) plus the guard page,
+ * and grows a page at a time only if used. What 1000 parked helpers cost:
+ * docs/performance.md, "Memory and threads per registration". */
 #define HELPER_STACK (64 * 1024)
 
 /* A minute: programs that wait on a timer commonly do so every 1 to 30 s,
