@@ -93,6 +93,7 @@ TEST_CASE(pipe_and_dup_in_one_call)
 TEST_CASE_WIN(set_win_read_shared_with_poll)
 TEST_CASE_WIN(set_win_overlapped_pipe)
 TEST_CASE_WIN(set_win_socket_closed_before_del)
+TEST_CASE_WIN(set_win_pipe_closed_before_del_model)
 /* test_win_file_lock.c: Windows only: the file-object lock (its model,
  * and waits that must not hold up a call of the program) */
 TEST_CASE_WIN(lock_model_fires_both_orders)
