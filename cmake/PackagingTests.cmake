@@ -124,4 +124,11 @@ if(NOT CMAKE_CROSSCOMPILING)
     -DMESON=${PKG_MESON} -DNINJA=${PKG_NINJA} -DVERSION=${PROJECT_VERSION}
     -P ${PKG_TESTS}/meson.cmake)
   set_tests_properties(package.meson PROPERTIES TIMEOUT 300)
+  # meson.build names the same source files as ANYPOLL_SOURCES, for each
+  # platform (a text comparison: needs neither Meson nor a Windows build).
+  add_test(NAME package.meson_sources COMMAND ${CMAKE_COMMAND}
+    -DSOURCE_DIR=${PROJECT_SOURCE_DIR}
+    -P ${PROJECT_SOURCE_DIR}/tools/check-meson-sources.cmake)
+  set_tests_properties(package.meson_sources PROPERTIES TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "list the same sources")
 endif()

@@ -200,7 +200,9 @@ ANYPOLL_EXTERN int anypoll_set_free(anypoll_set *set);
  * delete before closing. Writes and closes of the other end never wait.
  * A full-duplex synchronous pipe handle registered for reading makes the
  * program's own WriteFile through it wait the same way
- * (docs/windows-design.md, "The watch set"). */
+ * (docs/windows-design.md, "The watch set"). anypoll's own Windows test
+ * builds enforce delete-before-close for such read ends: a check or del
+ * that finds one closed ends the process with status 86. */
 ANYPOLL_EXTERN int anypoll_set_add(anypoll_set *set, int fd, unsigned events,
                                    void *data);
 ANYPOLL_EXTERN int anypoll_set_mod(anypoll_set *set, int fd, unsigned events,

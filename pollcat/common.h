@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* What pollcat's portable files share: the options and messages
- * (options.c), the relay (relay.c), connect and listen (net.c), and the
- * children and sessions (child.c). The platform layer is pollcat.h's. */
+ * (common.c), the relay (relay.c), connect and listen (net.c), and the
+ * children and sessions (child.c); main is options.c's. Each file calls
+ * only those below it: options.c -> net.c -> child.c -> relay.c ->
+ * common.c. The platform layer is pollcat.h's. */
 #ifndef POLLCAT_COMMON_H
 #define POLLCAT_COMMON_H
 
 #include "pollcat.h"
 
-/* ---- options.c: the command line and messages ------------------------- */
+/* ---- common.c: the options and messages -------------------------------- */
 
 struct options {
   int verbose;
@@ -42,6 +44,11 @@ struct stats {
   /* Counts, for finding where a slow relay waits: poll rounds, and the
    * reads and writes (those that moved data) of each stream. */
   unsigned long long polls, reads[3], writes[3], zero_writes[3];
+  /* How a watch set would have fared (docs/pollcat.md, "Why the relay
+   * stays on anypoll_poll"): the rounds whose descriptors or events
+   * differed from the round before, and the add, del and mod calls a set
+   * would have needed to follow them (relay_run only). */
+  unsigned long long changed_rounds, set_ctls;
 };
 extern struct stats stats;
 

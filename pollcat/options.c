@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* pollcat's command line: the options, --help's usage text, messages, and
- * main, which picks the mode. */
+/* pollcat's command line: the options, --help's usage text, and main,
+ * which picks the mode. The top of pollcat's portable files: it calls
+ * net.c and child.c, which call relay.c, which calls only common.c. */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,25 +37,6 @@ static const char usage_text[] =
     "  other network error,\n"
     "  10 local error, 126/127 command not runnable/not found; in exec mode\n"
     "  and with -e the child's status\n";
-
-struct options opt = { 0, 0, ANYPOLL_BACKEND_DEFAULT, -1, -1, AF_UNSPEC, 0, NULL };
-
-void say(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("pollcat: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  fflush(stderr);
-  va_end(ap);
-}
-
-void usage_error(const char *fmt, const char *arg) {
-  fputs("pollcat: ", stderr);
-  fprintf(stderr, fmt, arg);
-  fputs(" (pollcat --help for usage)\n", stderr);
-  exit(PC_EXIT_USAGE);
-}
 
 static double parse_seconds(const char *name, const char *s) {
   char *end;

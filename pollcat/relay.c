@@ -40,6 +40,9 @@ void finish(int status) {
         stats.polls, stats.reads[0], stats.reads[1], stats.reads[2],
         stats.writes[0], stats.writes[1], stats.writes[2],
         stats.zero_writes[0], stats.zero_writes[1], stats.zero_writes[2]);
+    say("stats: rounds whose waited-for set changed %llu, set calls to "
+        "follow them %llu",
+        stats.changed_rounds, stats.set_ctls);
   }
   fflush(stdout);
   exit(status);
@@ -398,14 +401,40 @@ int poll_all(struct pollfd *pfd, anypoll_nfds_t n, int timeout) {
   return ready;
 }
 
+/* The anypoll_set_add, _del and _mod calls that a watch set holding what
+ * the previous round waited for would need to hold this round's. */
+static unsigned set_ctls_between(const struct pollfd *prev, anypoll_nfds_t pn,
+                                 const struct pollfd *cur, anypoll_nfds_t n) {
+  unsigned calls = 0;
+  for (anypoll_nfds_t i = 0; i < n; i++) {
+    anypoll_nfds_t j = 0;
+    while (j < pn && prev[j].fd != cur[i].fd)
+      j++;
+    calls += j == pn || prev[j].events != cur[i].events; /* add or mod */
+  }
+  for (anypoll_nfds_t j = 0; j < pn; j++) {
+    anypoll_nfds_t i = 0;
+    while (i < n && cur[i].fd != prev[j].fd)
+      i++;
+    calls += i == n; /* del */
+  }
+  return calls;
+}
+
 /* Runs one relay until it is done (see relay_busy). */
 void relay_run(struct relay *r) {
-  struct pollfd pfd[8];
+  struct pollfd pfd[8], prev[8];
+  anypoll_nfds_t prev_n = 0;
   r->last_activity = pc_now_ms();
   while (relay_busy(r)) {
     anypoll_nfds_t n = 0;
     double wake = -1;
     relay_fds(r, pfd, &n, &wake);
+    unsigned calls = set_ctls_between(prev, prev_n, pfd, n);
+    stats.set_ctls += calls;
+    stats.changed_rounds += calls != 0;
+    memcpy(prev, pfd, sizeof pfd);
+    prev_n = n;
     if (poll_all(pfd, n, poll_timeout(wake, pc_now_ms())) < 0)
       continue;
     relay_handle(r, pfd, n, pc_now_ms());

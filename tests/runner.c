@@ -31,6 +31,13 @@ static const struct {
 
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IONBF, 0);
+#ifdef _WIN32
+  /* test_win_set.c's child, here rather than in tp_child_main: the
+   * programs that share platform_win32.c do not have test_win_set.c. */
+  if (argc > 3 && strcmp(argv[1], "--child") == 0 &&
+      strcmp(argv[2], "set-close") == 0)
+    return tp_set_close_child(argv[3]);
+#endif
   if (argc > 1 && strcmp(argv[1], "--child") == 0)
     return tp_child_main(argc, argv);
   const char *which = argc > 1 ? argv[1] : "all";

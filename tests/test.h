@@ -114,6 +114,11 @@ void tp_child_kill(tp_child *c);
 void tp_child_wait(tp_child *c);
 /* The child's side, called by the runner for "--child ARGS...". */
 int tp_child_main(int argc, char **argv);
+#ifdef _WIN32
+/* test_win_set.c's child (runner.c): a registered pipe closed before its
+ * del. */
+int tp_set_close_child(const char *order);
+#endif
 
 /* A child process that connects to 127.0.0.1:port, sends the byte 'c', and
  * lives on for linger_ms; kill it to make its end of the connection vanish. */

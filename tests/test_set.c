@@ -521,7 +521,20 @@ TEST(set_close_before_del) {
    * included (the portable backend's wake-up pipe for each thread waiting
    * at once): one wait first, so that the one this thread needs exists
    * before the number below is closed. */
-  ASSERT_EQ(anypoll_set_wait(set, out, 4, 0), 0);
+  int iocp = strcmp(tp_set_backend_name(), "iocp") == 0;
+  if (iocp) {
+    /* Windows' completion-port backend: a synchronous pipe with a read of
+     * ours parked on it cannot be closed at all (the program's close waits
+     * for that read: the header's rule, which the lock model enforces with
+     * status 86, test set_win_pipe_closed_before_del_model). With data in
+     * it, the set starts no read on it (it stays ready, on the check
+     * list), and the close does not wait. */
+    ASSERT_EQ(tp_write(a[1], "y", 1), 1);
+    ASSERT_EQ(anypoll_set_wait(set, out, 4, 0), 1);
+    ASSERT_EQ(out[0].fd, a[0]);
+  } else {
+    ASSERT_EQ(anypoll_set_wait(set, out, 4, 0), 0);
+  }
   int closed = a[0];
   /* Breaks the rule: closed while registered. */
   tp_close(a[0]);
@@ -529,14 +542,12 @@ TEST(set_close_before_del) {
   int n = anypoll_set_wait(set, out, 4, 1000);
   const struct anypoll_event *e = event_of(out, n, b[0]);
   const struct anypoll_event *c = event_of(out, n, closed);
-  if (strcmp(tp_set_backend_name(), "iocp") == 0) {
+  if (iocp) {
     /* Windows' completion-port backend: b's readiness reaches the port
-     * through its helper read's post, a moment after the write, and the
-     * closed entry is reported only once the read of ours on it has ended
-     * (on Windows, the program's close itself waits for that read: the
-     * header's rule). So b comes within a bounded time, and the closed
-     * entry, whenever it is reported, is POLLNVAL with its data
-     * (docs/deviations.md, "The watch set on Windows"). */
+     * through its helper read's post, a moment after the write. So b comes
+     * within a bounded time, and the closed entry, whenever it is
+     * reported, is POLLNVAL with its data (docs/deviations.md, "The watch
+     * set on Windows"). */
     double until = tp_now_ms() + 5000;
     for (;;) {
       ASSERT(c == NULL || (c->events == POLLNVAL && c->data == &tag[0]));

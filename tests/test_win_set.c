@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The watch set's Windows backend, on what only Windows has: a helper read
  * shared with anypoll_poll under the lock model, overlapped pipes, and a
- * socket closed before its del. Through the backend's table, as the front
+ * socket closed before its del, and a synchronous pipe closed before its
+ * del, which the lock model forbids. Through the backend's table, as the front
  * end calls it once it has checked the arguments (test_set.c covers the
  * public API on every platform). */
 #include <winsock2.h>
@@ -253,4 +254,70 @@ TEST(set_win_anypipe_foreign_packet_dropped) {
   ASSERT_EQ(B.destroy(s), 0);
   _close(p[0]);
   _close(p[1]);
+}
+
+/* ---- Delete before close, enforced by the lock model ----------------------
+ * A child process (this program, "--child set-close ORDER"; see
+ * platform_win32.c) registers a synchronous pipe's read end, lets the set's
+ * zero-byte read park on it, and closes it before its del: on Windows that
+ * close waits for the read (the file-object lock) until data or end-of-file
+ * comes. Wine lets the close through, so the lock model must end the child
+ * with status 86 at the set's next look at the registration: a wait's
+ * check, a del or the set's free. "del-first" keeps the rule and must end
+ * normally (0). */
+
+int tp_set_close_child(const char *order) {
+  int p[2];
+  tp_pipe(p);
+  void *s = B.create();
+  if (s == NULL || B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN, NULL) != 0)
+    return 2;
+  struct anypoll_event ev[4];
+  if (B.wait(s, ev, 4, 50) != 0)
+    return 3;
+  Sleep(200); /* the helper's read is parked by now */
+  if (strcmp(order, "del-first") == 0) {
+    if (B.ctl(s, ANYPOLL__SET_DEL, p[0], 0, NULL) != 0)
+      return 4;
+    _close(p[0]);
+    if (B.wait(s, ev, 4, 50) != 0 || B.destroy(s) != 0)
+      return 5;
+    _close(p[1]);
+    return 0;
+  }
+  _close(p[0]); /* breaks the rule */
+  if (strcmp(order, "wait") == 0)
+    B.wait(s, ev, 4, 5000);
+  else if (strcmp(order, "del") == 0)
+    B.ctl(s, ANYPOLL__SET_DEL, p[0], 0, NULL);
+  else if (strcmp(order, "free") == 0)
+    B.destroy(s);
+  else
+    return 2;
+  return 0; /* the model did not fire */
+}
+
+static DWORD set_close_child(const char *order) {
+  char exe[MAX_PATH];
+  ASSERT(GetModuleFileNameA(NULL, exe, sizeof exe) > 0);
+  char cmd[MAX_PATH + 80];
+  snprintf(cmd, sizeof cmd, "\"%s\" --child set-close %s", exe, order);
+  STARTUPINFOA si;
+  ZeroMemory(&si, sizeof si);
+  si.cb = sizeof si;
+  PROCESS_INFORMATION pi;
+  ASSERT(CreateProcessA(exe, cmd, NULL, NULL, FALSE, 0, NULL, NULL, &si, &pi));
+  CloseHandle(pi.hThread);
+  ASSERT_EQ(WaitForSingleObject(pi.hProcess, 20000), WAIT_OBJECT_0);
+  DWORD code = 0;
+  ASSERT(GetExitCodeProcess(pi.hProcess, &code));
+  CloseHandle(pi.hProcess);
+  return code;
+}
+
+TEST(set_win_pipe_closed_before_del_model) {
+  ASSERT_EQ(set_close_child("wait"), 86);
+  ASSERT_EQ(set_close_child("del"), 86);
+  ASSERT_EQ(set_close_child("free"), 86);
+  ASSERT_EQ(set_close_child("del-first"), 0);
 }

@@ -84,6 +84,34 @@ void anypoll__model_call_end(HANDLE h) { forget(h, 0); }
 void anypoll__model_read_begin(HANDLE h) { record(h, NULL, 1); }
 void anypoll__model_read_end(HANDLE h) { forget(h, 1); }
 
+/* ---- Delete before close ------------------------------------------------
+ * A synchronous pipe read end that a watch set has started a zero-byte
+ * read on must be deleted from the set before the program closes it: on
+ * Windows the program's CloseHandle waits behind that read (the file-object
+ * lock) until data or end-of-file arrives, which may be never. Wine lets
+ * the close through and fails the read, so the set goes on to check the
+ * registration or the program deletes it; both come here first (set.c)
+ * with what _get_osfhandle gives for the descriptor now. */
+void anypoll__model_registered(int fd, HANDLE h, intptr_t now) {
+  DWORD flags;
+  const char *what;
+  if (now != (intptr_t)h)
+    what = now == -1 ? "is not open any more" : "names another handle now";
+  else if (!GetHandleInformation(h, &flags))
+    what = "still names it, but the handle was closed";
+  else
+    return;
+  fprintf(stderr,
+          "anypoll lock model: descriptor %d, in a watch set with a zero-byte "
+          "read of ours started on its handle %p, %s (handle now %p): it was "
+          "closed before anypoll_set_del. On Windows that close waits for "
+          "the read (the file-object lock); delete a descriptor from the set "
+          "before closing it\n",
+          fd, (void *)h, what, (void *)now);
+  fflush(stderr);
+  TerminateProcess(GetCurrentProcess(), 86);
+}
+
 /* ---- A strict C runtime ------------------------------------------------ */
 
 #  if defined(_UCRT) || defined(_MSC_VER)

@@ -110,11 +110,22 @@ static ULONG iocp_port_count(const struct anypoll__set *s) {
 
 /* ---- Per kind --------------------------------------------------------------- */
 
+/* Test builds: a synchronous pipe the set has started a read on must still
+ * be the caller's at each check and at del (model.c, delete before close). */
+#ifdef ANYPOLL_LOCK_MODEL
+#  define IOCP_MODEL_REGISTERED(r)                                            \
+    ((r)->sub.watch != NULL ? anypoll__model_registered(                      \
+         (r)->fd, (r)->item.handle, anypoll__sys_os_handle((r)->fd)) : (void)0)
+#else
+#  define IOCP_MODEL_REGISTERED(r) ((void)0)
+#endif
+
 /* revents now, or -1 when only the armed source can tell. */
 static int iocp_check(struct anypoll__reg *r) {
   short ev = (short)(r->events & 0xffff);
   switch (r->item.kind) {
   case ANYPOLL_KIND_PIPE:
+    IOCP_MODEL_REGISTERED(r);
     return anypoll__set_pipe_check(r);
   case ANYPOLL_KIND_SOCKET:
     return anypoll__set_socket_check(r);
@@ -193,6 +204,7 @@ static struct anypoll__reg *iocp_lookup(struct anypoll__set *s, int fd) {
 
 /* Takes r out of the table and the lists and ends its sources. */
 static void iocp_unregister(struct anypoll__set *s, struct anypoll__reg *r) {
+  IOCP_MODEL_REGISTERED(r);
   s->by_fd[r->fd] = NULL;
   iocp_check_remove(s, r);
   iocp_update_remove(s, r);

@@ -160,7 +160,11 @@ void anypoll__gate_end(struct anypoll__gate *g);
  * _get_osfhandle's table look-up) are not announced.
  * anypoll__model_crt_check emulates the UCRT's parameter validation that
  * Wine's C runtimes lack: _get_osfhandle on a descriptor that is not open
- * calls the invalid-parameter handler in effect. */
+ * calls the invalid-parameter handler in effect.
+ * anypoll__model_registered(fd, h, now) enforces delete-before-close for a
+ * synchronous pipe a watch set has read (set.c): now, what _get_osfhandle
+ * gives for fd at the set's check or del, must still be h, the handle of
+ * add, and h must still be open. */
 #ifdef ANYPOLL_LOCK_MODEL
 ANYPOLL__INTERNAL
 void anypoll__model_call_begin(HANDLE h, const char *call);
@@ -172,6 +176,8 @@ ANYPOLL__INTERNAL
 void anypoll__model_read_end(HANDLE h);
 ANYPOLL__INTERNAL
 void anypoll__model_crt_check(int fd, intptr_t os);
+ANYPOLL__INTERNAL
+void anypoll__model_registered(int fd, HANDLE h, intptr_t now);
 #else
 static inline void anypoll__model_call_begin(HANDLE h, const char *call) {
   (void)h, (void)call;

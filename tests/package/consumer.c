@@ -2,7 +2,8 @@
 /* A program outside the anypoll tree, built against an installed anypoll
  * (through pkg-config or find_package) or against the one-file release in
  * dist/. It checks that the header and the library linked in agree and that
- * the library behaves, and prints "consumer ok VERSION". */
+ * the library behaves (anypoll_poll and the watch set), and prints
+ * "consumer ok VERSION". */
 #if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
 #  define _POSIX_C_SOURCE 200809L /* pipe, close under -std=c11 */
 #endif
@@ -76,6 +77,30 @@ int main(void) {
 
   char c;
   check(read_fd(p[0], &c, 1) == 1 && c == 'x', "read the byte back", 0);
+
+  /* The watch set on the same pipe: every one of its source files must be
+   * in the build that made this library (a missing one fails the link). */
+  anypoll_set *set = anypoll_set_new();
+  check(set != NULL, "anypoll_set_new() != NULL", 0);
+  if (set != NULL) {
+    static int tag;
+    struct anypoll_event ev[2];
+    r = anypoll_set_add(set, p[0], POLLIN, &tag);
+    check(r == 0, "anypoll_set_add: 0", r);
+    r = anypoll_set_wait(set, ev, 2, 0);
+    check(r == 0, "set, empty pipe, timeout 0: 0", r);
+    check(write_fd(p[1], "y", 1) == 1, "write 1 byte", 0);
+    r = anypoll_set_wait(set, ev, 2, -1);
+    check(r == 1 && ev[0].fd == p[0] && ev[0].events == POLLIN &&
+              ev[0].data == &tag,
+          "set, pipe with data: 1, POLLIN, its data", r);
+    /* Deleted before the pipe is closed, as the header asks. */
+    r = anypoll_set_del(set, p[0]);
+    check(r == 0, "anypoll_set_del: 0", r);
+    r = anypoll_set_free(set);
+    check(r == 0, "anypoll_set_free: 0", r);
+    check(read_fd(p[0], &c, 1) == 1 && c == 'y', "read the byte back", 0);
+  }
   close_fd(p[1]);
   r = anypoll_poll(&fd, 1, -1);
   check(r == 1 && fd.revents == POLLHUP, "writer closed: 1, POLLHUP", fd.revents);
