@@ -29,10 +29,6 @@
 
 #include "win.h"
 
-/* The prefix the set recognises anypoll_pipe's read ends by
- * (set_anypipe.c). */
-ANYPOLL__INTERNAL const WCHAR anypoll__anypipe_prefix[] = L"\\\\.\\pipe\\anypoll-pipe-";
-
 #define ANYPIPE_BUFFER 65536 /* the Linux default pipe capacity */
 
 static volatile LONG anypipe_serial;
@@ -40,7 +36,7 @@ static volatile LONG anypipe_serial;
 /* Writes "<prefix><pid>-<serial>-<attempt>" into name (room for 96). */
 static void anypipe_name(WCHAR *name, LONG serial, int attempt) {
   int n = 0;
-  for (const WCHAR *p = anypoll__anypipe_prefix; *p != 0; p++)
+  for (const WCHAR *p = ANYPOLL__ANYPIPE_PREFIX; *p != 0; p++)
     name[n++] = *p;
   unsigned long parts[3] = { GetCurrentProcessId(), (unsigned long)serial,
                              (unsigned long)attempt };

@@ -148,7 +148,8 @@ static HANDLE rw_handle(int fd, const void *buf, unsigned len) {
   /* The ntdll entry points the mode query needs (once per process). */
   if (anypoll__win_init() != 0)
     return INVALID_HANDLE_VALUE;
-  HANDLE h = (HANDLE)anypoll__sys_os_handle(fd);
+  intptr_t os = anypoll__sys_os_handle(fd); /* apart: -Wbad-function-cast */
+  HANDLE h = (HANDLE)os;
   if (h == INVALID_HANDLE_VALUE)
     errno = EBADF;
   return h;

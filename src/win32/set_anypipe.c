@@ -62,7 +62,7 @@ static int anypipe_name_is_ours(const WCHAR *name) {
    * anypipe.c creates it with is "\\.\pipe\anypoll-pipe-...". Compared
    * from the last backslash. */
   const WCHAR *leaf = wcsrchr(name, L'\\');
-  const WCHAR *want = wcsrchr(anypoll__anypipe_prefix, L'\\');
+  const WCHAR *want = wcsrchr(ANYPOLL__ANYPIPE_PREFIX, L'\\');
   if (leaf == NULL || want == NULL)
     return 0;
   return wcsncmp(leaf, want, wcslen(want)) == 0;

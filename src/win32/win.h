@@ -507,7 +507,7 @@ BOOL anypoll__sys_associate(HANDLE h, HANDLE port, ULONG_PTR key);
 ANYPOLL__INTERNAL
 int anypoll__sys_dissociate(HANDLE h);
 /* anypipe.c: the name prefix of anypoll_pipe's pipes. */
-ANYPOLL__INTERNAL_DATA const WCHAR anypoll__anypipe_prefix[];
+#define ANYPOLL__ANYPIPE_PREFIX L"\\\\.\\pipe\\anypoll-pipe-"
 
 /* ---- Fault injection for the tests (init.c) -------------------------------
  * Only in the test library (ANYPOLL_TEST_HOOKS); in the installed one the
