@@ -13,6 +13,12 @@
 
 #define IOCTL_AFD_POLL 0x00012024
 
+/* An NTSTATUS of the error class (NT_ERROR: 0xC0000000 and up). Only those
+ * mean the request was never queued: a warning (0x80000000 to 0xBFFFFFFF)
+ * is negative as a signed value but still completes the request, with a
+ * packet in the port, and STATUS_PENDING is positive. */
+#define SET_NT_ERROR(st) ((ULONG)(st) >= 0xC0000000u)
+
 int anypoll__set_socket_open(struct anypoll__set *s) {
   HANDLE h = anypoll__afd_open();
   if (h == INVALID_HANDLE_VALUE) {
@@ -73,7 +79,7 @@ int anypoll__set_socket_arm(struct anypoll__reg *r) {
   NTSTATUS st = anypoll__nt.device_io_control_file(
       s->afd, NULL, NULL, &r->iosb, &r->iosb, IOCTL_AFD_POLL, &r->afd,
       sizeof r->afd, &r->afd, sizeof r->afd);
-  if (st < 0 && st != STATUS_PENDING) {
+  if (SET_NT_ERROR(st)) {
     /* Failed before it was queued: no packet will come. */
     r->afd_pending = 0;
     s->afd_out--;
@@ -91,9 +97,9 @@ void anypoll__set_socket_done(struct anypoll__reg *r) {
   r->afd_pending = 0;
   r->set->afd_out--;
   NTSTATUS st = r->iosb.Status;
-  if (st >= 0 && r->afd.count > 0) {
+  if (!SET_NT_ERROR(st) && r->afd.count > 0) {
     r->have_result = 1;
-  } else if (st < 0 && st != ANYPOLL_STATUS_CANCELLED) {
+  } else if (SET_NT_ERROR(st) && st != ANYPOLL_STATUS_CANCELLED) {
     r->afd.events = 0x0020; /* the socket went away under the poll */
     r->have_result = 1;
   }
