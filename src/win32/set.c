@@ -189,7 +189,13 @@ void *anypoll__set_iocp_create(void) {
   }
   InitializeSRWLock(&s->lock);
   s->id = InterlockedIncrement64(&iocp_set_ids);
-  s->port = CreateIoCompletionPort(INVALID_HANDLE_VALUE, NULL, 0, 0);
+  /* The concurrency value caps how many threads the port lets run at once
+   * after a removal; 0 means one per processor, and with more waiters than
+   * processors the port would then hold back a packet for a sleeping
+   * waiter while the released ones run, though the set hands out the
+   * work itself (one waiter at a time under the lock, a wake-up for the
+   * next). No throttling is wanted: no bound. */
+  s->port = CreateIoCompletionPort(INVALID_HANDLE_VALUE, NULL, 0, MAXDWORD);
   if (s->port == NULL) {
     anypoll__set_errno_win(GetLastError());
     free(s);
