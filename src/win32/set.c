@@ -57,6 +57,7 @@ static void iocp_update_push(struct anypoll__set *s, struct anypoll__reg *r) {
     return;
   r->on_update = 1;
   r->update_next = NULL;
+  r->update_prev = s->update_tail;
   if (s->update_tail != NULL)
     s->update_tail->update_next = r;
   else
@@ -67,20 +68,16 @@ static void iocp_update_push(struct anypoll__set *s, struct anypoll__reg *r) {
 static void iocp_update_remove(struct anypoll__set *s, struct anypoll__reg *r) {
   if (!r->on_update)
     return;
-  struct anypoll__reg *prev = NULL;
-  for (struct anypoll__reg *p = s->update_head; p != NULL;
-       prev = p, p = p->update_next) {
-    if (p == r) {
-      if (prev != NULL)
-        prev->update_next = r->update_next;
-      else
-        s->update_head = r->update_next;
-      if (s->update_tail == r)
-        s->update_tail = prev;
-      break;
-    }
-  }
   r->on_update = 0;
+  if (r->update_prev != NULL)
+    r->update_prev->update_next = r->update_next;
+  else
+    s->update_head = r->update_next;
+  if (r->update_next != NULL)
+    r->update_next->update_prev = r->update_prev;
+  else
+    s->update_tail = r->update_prev;
+  r->update_next = r->update_prev = NULL;
 }
 
 static void iocp_wake_one(struct anypoll__set *s) {
@@ -412,10 +409,7 @@ static int iocp_run_checks(struct anypoll__set *s, struct anypoll_event *out,
                            struct anypoll__reg *from) {
   while (s->update_head != NULL) {
     struct anypoll__reg *r = s->update_head;
-    s->update_head = r->update_next;
-    if (s->update_head == NULL)
-      s->update_tail = NULL;
-    r->on_update = 0;
+    iocp_update_remove(s, r);
     if (!r->disabled)
       iocp_check_push(s, r);
   }
