@@ -73,6 +73,7 @@ int anypoll__set_socket_arm(struct anypoll__reg *r) {
   InterlockedIncrement(&r->refs);
   InterlockedIncrement(&s->inflight);
   r->afd_pending = 1;
+  r->afd_gen = r->gen;
   s->afd_out++;
   /* No event, no APC routine: the completion goes to the port, with the
    * status block's address as its OVERLAPPED. */
@@ -96,6 +97,13 @@ int anypoll__set_socket_arm(struct anypoll__reg *r) {
 void anypoll__set_socket_done(struct anypoll__reg *r) {
   r->afd_pending = 0;
   r->set->afd_out--;
+  /* Issued before a mod: the mod's cancel may have come after the poll
+   * had completed (CancelIoEx then finds nothing to cancel), so its status
+   * can be a success with readiness of before the mod, which reported now
+   * would be a false event (and could use up a re-armed ONESHOT). The
+   * check that follows arms a poll for the current events. */
+  if (r->afd_gen != r->gen)
+    return;
   NTSTATUS st = r->iosb.Status;
   if (!SET_NT_ERROR(st) && r->afd.count > 0) {
     r->have_result = 1;

@@ -70,6 +70,11 @@ struct anypoll__reg {
   int afd_pending;
   int have_result; /* afd.events holds an answer not yet reported */
   int fresh;       /* never checked: the first check is a full one */
+  /* Bumped by each mod; afd_gen is its value when the pending poll was
+   * issued. A poll of an older generation may have completed before the
+   * mod cancelled it, its packet still in the port: its answer is of
+   * before the mod and is dropped (set_socket.c). */
+  unsigned gen, afd_gen;
 };
 
 struct anypoll__set {
