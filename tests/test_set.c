@@ -907,3 +907,22 @@ TEST(set_socket_mod_drops_result_from_before) {
   tp_close(s[0]);
   tp_close(s[1]);
 }
+
+/* A stream socket that never connected: level-triggered, reported by
+ * every wait with what anypoll_poll says of it (POLLOUT|POLLHUP on Linux
+ * and on Windows), not by the first only. */
+TEST(set_never_connected_socket_every_wait) {
+  anypoll_set *set = tp_set_new();
+  int s = tp_tcp_socket();
+  unsigned want = poll_bits(s, POLLIN | POLLOUT);
+  ASSERT_EQ(want, (unsigned)(POLLOUT | POLLHUP));
+  ASSERT_EQ(anypoll_set_add(set, s, POLLIN | POLLOUT, NULL), 0);
+  struct anypoll_event out[4];
+  for (int i = 0; i < 3; i++) {
+    ASSERT_EQ(anypoll_set_wait(set, out, 4, 0), 1);
+    ASSERT_EQ(out[0].fd, s);
+    ASSERT_EQ(out[0].events, want);
+  }
+  ASSERT_EQ(anypoll_set_free(set), 0);
+  tp_close(s);
+}

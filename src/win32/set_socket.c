@@ -39,10 +39,13 @@ int anypoll__set_socket_open(struct anypoll__set *s) {
 
 int anypoll__set_socket_check(struct anypoll__reg *r) {
   short ev = (short)(r->events & 0xffff);
-  if (r->fresh) {
+  if (r->fresh || r->item.u.socket.unconnected) {
     /* A full check, the one anypoll_poll makes (it also tells a
      * never-connected stream socket, for which AFD has no event); it also
-     * finds the base handle the polls are issued for. */
+     * finds the base handle the polls are issued for. While the socket is
+     * in that state each check is a full one: an AFD poll would never
+     * complete, and the state is level-triggered (POLLHUP every wait, as
+     * epoll reports it). */
     struct pollfd p = { (SOCKET)(intptr_t)r->fd, ev, 0 };
     if (anypoll__socket_check(&p, &r->item, 1) != 0)
       return POLLERR;
