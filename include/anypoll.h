@@ -202,7 +202,12 @@ ANYPOLL_EXTERN int anypoll_set_free(anypoll_set *set);
  * program's own WriteFile through it wait the same way
  * (docs/windows-design.md, "The watch set"). anypoll's own Windows test
  * builds enforce delete-before-close for such read ends: a check or del
- * that finds one closed ends the process with status 86. */
+ * that finds one closed ends the process with status 86.
+ *
+ * Windows, sockets: one socket registered under two descriptors in one set
+ * (_dup, or _open_osfhandle of a duplicated socket handle) is unsupported:
+ * it is not detected, and one of the two may miss a readiness
+ * (docs/deviations.md). One descriptor per socket per set. */
 ANYPOLL_EXTERN int anypoll_set_add(anypoll_set *set, int fd, unsigned events,
                                    void *data);
 ANYPOLL_EXTERN int anypoll_set_mod(anypoll_set *set, int fd, unsigned events,

@@ -875,3 +875,54 @@ TEST(anypoll_read_write_bad_arguments) {
   ASSERT_EQ(anypoll_write(p[1], b, 1), -1);
   ASSERT_EQ(errno, EBADF);
 }
+
+/* A mod starts afresh: a readiness the source found before it, still on
+ * its way to the wait (on Windows, an AFD poll that completed and whose
+ * packet is still in the port), is never reported after it. */
+TEST(set_socket_mod_drops_result_from_before) {
+  anypoll_set *set = tp_set_new();
+  int s[2];
+  tp_tcp_pair(s);
+  struct anypoll_event out[4];
+  ASSERT_EQ(anypoll_set_add(set, s[0], POLLIN, &tag[0]), 0);
+  ASSERT_EQ(anypoll_set_wait(set, out, 4, 0), 0); /* now watched */
+  ASSERT_EQ(tp_send(s[1], "x", 1), 1);
+  for (int i = 0; i < 200 && poll_bits(s[0], POLLIN) == 0; i++)
+    tp_sleep_ms(5);
+  ASSERT_EQ(poll_bits(s[0], POLLIN), (unsigned)POLLIN);
+  tp_sleep_ms(50); /* the watch has seen it too */
+  char b[4];
+  ASSERT_EQ(tp_recv(s[0], b, sizeof b), 1);
+  ASSERT_EQ(poll_bits(s[0], POLLIN), 0u);
+  ASSERT_EQ(anypoll_set_mod(set, s[0], POLLIN | ANYPOLL_ONESHOT, &tag[1]), 0);
+  ASSERT_EQ(anypoll_set_wait(set, out, 4, 0), 0);
+  ASSERT_EQ(anypoll_set_wait(set, out, 4, 0), 0);
+  /* The re-armed ONESHOT is still there for the next readiness. */
+  ASSERT_EQ(tp_send(s[1], "y", 1), 1);
+  ASSERT_EQ(anypoll_set_wait(set, out, 4, 1000), 1);
+  ASSERT_EQ(out[0].fd, s[0]);
+  ASSERT_EQ(out[0].events, (unsigned)POLLIN);
+  ASSERT(out[0].data == &tag[1]);
+  ASSERT_EQ(anypoll_set_free(set), 0);
+  tp_close(s[0]);
+  tp_close(s[1]);
+}
+
+/* A stream socket that never connected: level-triggered, reported by
+ * every wait with what anypoll_poll says of it (POLLOUT|POLLHUP on Linux
+ * and on Windows), not by the first only. */
+TEST(set_never_connected_socket_every_wait) {
+  anypoll_set *set = tp_set_new();
+  int s = tp_tcp_socket();
+  unsigned want = poll_bits(s, POLLIN | POLLOUT);
+  ASSERT_EQ(want, (unsigned)(POLLOUT | POLLHUP));
+  ASSERT_EQ(anypoll_set_add(set, s, POLLIN | POLLOUT, NULL), 0);
+  struct anypoll_event out[4];
+  for (int i = 0; i < 3; i++) {
+    ASSERT_EQ(anypoll_set_wait(set, out, 4, 0), 1);
+    ASSERT_EQ(out[0].fd, s);
+    ASSERT_EQ(out[0].events, want);
+  }
+  ASSERT_EQ(anypoll_set_free(set), 0);
+  tp_close(s);
+}

@@ -57,6 +57,7 @@ static void iocp_update_push(struct anypoll__set *s, struct anypoll__reg *r) {
     return;
   r->on_update = 1;
   r->update_next = NULL;
+  r->update_prev = s->update_tail;
   if (s->update_tail != NULL)
     s->update_tail->update_next = r;
   else
@@ -67,20 +68,16 @@ static void iocp_update_push(struct anypoll__set *s, struct anypoll__reg *r) {
 static void iocp_update_remove(struct anypoll__set *s, struct anypoll__reg *r) {
   if (!r->on_update)
     return;
-  struct anypoll__reg *prev = NULL;
-  for (struct anypoll__reg *p = s->update_head; p != NULL;
-       prev = p, p = p->update_next) {
-    if (p == r) {
-      if (prev != NULL)
-        prev->update_next = r->update_next;
-      else
-        s->update_head = r->update_next;
-      if (s->update_tail == r)
-        s->update_tail = prev;
-      break;
-    }
-  }
   r->on_update = 0;
+  if (r->update_prev != NULL)
+    r->update_prev->update_next = r->update_next;
+  else
+    s->update_head = r->update_next;
+  if (r->update_next != NULL)
+    r->update_next->update_prev = r->update_prev;
+  else
+    s->update_tail = r->update_prev;
+  r->update_next = r->update_prev = NULL;
 }
 
 static void iocp_wake_one(struct anypoll__set *s) {
@@ -189,7 +186,13 @@ void *anypoll__set_iocp_create(void) {
   }
   InitializeSRWLock(&s->lock);
   s->id = InterlockedIncrement64(&iocp_set_ids);
-  s->port = CreateIoCompletionPort(INVALID_HANDLE_VALUE, NULL, 0, 0);
+  /* The concurrency value caps how many threads the port lets run at once
+   * after a removal; 0 means one per processor, and with more waiters than
+   * processors the port would then hold back a packet for a sleeping
+   * waiter while the released ones run, though the set hands out the
+   * work itself (one waiter at a time under the lock, a wake-up for the
+   * next). No throttling is wanted: no bound. */
+  s->port = CreateIoCompletionPort(INVALID_HANDLE_VALUE, NULL, 0, MAXDWORD);
   if (s->port == NULL) {
     anypoll__set_errno_win(GetLastError());
     free(s);
@@ -373,6 +376,7 @@ int anypoll__set_iocp_ctl(void *state, int op, int fd, unsigned events,
     r->disabled = 0;
     r->fresh = 1;
     r->have_result = 0;
+    r->gen++; /* a poll of before, still in the port, answers nothing */
     r->no_wait = 0;
     iocp_check_remove(s, r);
     iocp_update_push(s, r);
@@ -406,10 +410,7 @@ static int iocp_run_checks(struct anypoll__set *s, struct anypoll_event *out,
                            struct anypoll__reg *from) {
   while (s->update_head != NULL) {
     struct anypoll__reg *r = s->update_head;
-    s->update_head = r->update_next;
-    if (s->update_head == NULL)
-      s->update_tail = NULL;
-    r->on_update = 0;
+    iocp_update_remove(s, r);
     if (!r->disabled)
       iocp_check_push(s, r);
   }

@@ -13,6 +13,12 @@
 
 #define IOCTL_AFD_POLL 0x00012024
 
+/* An NTSTATUS of the error class (NT_ERROR: 0xC0000000 and up). Only those
+ * mean the request was never queued: a warning (0x80000000 to 0xBFFFFFFF)
+ * is negative as a signed value but still completes the request, with a
+ * packet in the port, and STATUS_PENDING is positive. */
+#define SET_NT_ERROR(st) ((ULONG)(st) >= 0xC0000000u)
+
 int anypoll__set_socket_open(struct anypoll__set *s) {
   HANDLE h = anypoll__afd_open();
   if (h == INVALID_HANDLE_VALUE) {
@@ -33,10 +39,13 @@ int anypoll__set_socket_open(struct anypoll__set *s) {
 
 int anypoll__set_socket_check(struct anypoll__reg *r) {
   short ev = (short)(r->events & 0xffff);
-  if (r->fresh) {
+  if (r->fresh || r->item.u.socket.unconnected) {
     /* A full check, the one anypoll_poll makes (it also tells a
      * never-connected stream socket, for which AFD has no event); it also
-     * finds the base handle the polls are issued for. */
+     * finds the base handle the polls are issued for. While the socket is
+     * in that state each check is a full one: an AFD poll would never
+     * complete, and the state is level-triggered (POLLHUP every wait, as
+     * epoll reports it). */
     struct pollfd p = { (SOCKET)(intptr_t)r->fd, ev, 0 };
     if (anypoll__socket_check(&p, &r->item, 1) != 0)
       return POLLERR;
@@ -67,13 +76,14 @@ int anypoll__set_socket_arm(struct anypoll__reg *r) {
   InterlockedIncrement(&r->refs);
   InterlockedIncrement(&s->inflight);
   r->afd_pending = 1;
+  r->afd_gen = r->gen;
   s->afd_out++;
   /* No event, no APC routine: the completion goes to the port, with the
    * status block's address as its OVERLAPPED. */
   NTSTATUS st = anypoll__nt.device_io_control_file(
       s->afd, NULL, NULL, &r->iosb, &r->iosb, IOCTL_AFD_POLL, &r->afd,
       sizeof r->afd, &r->afd, sizeof r->afd);
-  if (st < 0 && st != STATUS_PENDING) {
+  if (SET_NT_ERROR(st)) {
     /* Failed before it was queued: no packet will come. */
     r->afd_pending = 0;
     s->afd_out--;
@@ -90,10 +100,17 @@ int anypoll__set_socket_arm(struct anypoll__reg *r) {
 void anypoll__set_socket_done(struct anypoll__reg *r) {
   r->afd_pending = 0;
   r->set->afd_out--;
+  /* Issued before a mod: the mod's cancel may have come after the poll
+   * had completed (CancelIoEx then finds nothing to cancel), so its status
+   * can be a success with readiness of before the mod, which reported now
+   * would be a false event (and could use up a re-armed ONESHOT). The
+   * check that follows arms a poll for the current events. */
+  if (r->afd_gen != r->gen)
+    return;
   NTSTATUS st = r->iosb.Status;
-  if (st >= 0 && r->afd.count > 0) {
+  if (!SET_NT_ERROR(st) && r->afd.count > 0) {
     r->have_result = 1;
-  } else if (st < 0 && st != ANYPOLL_STATUS_CANCELLED) {
+  } else if (SET_NT_ERROR(st) && st != ANYPOLL_STATUS_CANCELLED) {
     r->afd.events = 0x0020; /* the socket went away under the poll */
     r->have_result = 1;
   }

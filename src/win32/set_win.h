@@ -36,7 +36,9 @@ struct anypoll__anypipe; /* set_anypipe.c */
 struct anypoll__reg {
   struct anypoll__set *set;
   struct anypoll__reg *check_prev, *check_next; /* the check list */
-  struct anypoll__reg *update_next;             /* the update queue */
+  /* The update queue, doubly linked so that a del before the next wait
+   * takes r out in constant time. */
+  struct anypoll__reg *update_prev, *update_next;
   unsigned on_check : 1, on_update : 1;
   unsigned disabled : 1; /* ONESHOT reported; until mod */
   unsigned deleted : 1;  /* out of the table; freed with the last ref */
@@ -68,6 +70,11 @@ struct anypoll__reg {
   int afd_pending;
   int have_result; /* afd.events holds an answer not yet reported */
   int fresh;       /* never checked: the first check is a full one */
+  /* Bumped by each mod; afd_gen is its value when the pending poll was
+   * issued. A poll of an older generation may have completed before the
+   * mod cancelled it, its packet still in the port: its answer is of
+   * before the mod and is dropped (set_socket.c). */
+  unsigned gen, afd_gen;
 };
 
 struct anypoll__set {

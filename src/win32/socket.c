@@ -333,7 +333,10 @@ int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
   for (anypoll_nfds_t i = 0; i < nfds; i++) {
     if (items[i].kind != ANYPOLL_KIND_SOCKET)
       continue;
-    if (got[slot[i]] == 0 && items[i].u.socket.stream && never_connected(items[i].handle))
+    items[i].u.socket.unconnected =
+        got[slot[i]] == 0 && items[i].u.socket.stream &&
+        never_connected(items[i].handle);
+    if (items[i].u.socket.unconnected)
       fds[i].revents = (short)(POLLHUP | writable(fds[i].events, 1));
     else
       fds[i].revents =

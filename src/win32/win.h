@@ -82,6 +82,9 @@ struct anypoll__pipe_item {
 /* A socket's state in a call (socket.c). */
 struct anypoll__socket_item {
   unsigned stream : 1; /* SOCK_STREAM */
+  /* The last anypoll__socket_check found a stream socket that never
+   * connected, which AFD has no event for (socket.c). */
+  unsigned unconnected : 1;
   /* socket: the handle AFD is asked about (see socket.c), worked out by
    * every anypoll__socket_check and reused by the anypoll__socket_arm that
    * follows it in the same call; never read before a check has set it. */
