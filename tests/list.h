@@ -92,6 +92,8 @@ TEST_CASE(pipe_and_dup_in_one_call)
 /* test_win_set.c: the watch set's Windows backend */
 TEST_CASE_WIN(set_win_read_shared_with_poll)
 TEST_CASE_WIN(set_win_overlapped_pipe)
+TEST_CASE_WIN(set_win_overlapped_pipe_closed_before_del)
+TEST_CASE_WIN(set_win_anypipe_closed_before_del)
 TEST_CASE_WIN(set_win_anypipe_no_helper_thread)
 TEST_CASE_WIN(set_win_anypipe_in_two_sets)
 TEST_CASE_WIN(set_win_anypipe_foreign_packet_dropped)

@@ -45,6 +45,18 @@ short anypoll__set_pipe_check(struct anypoll__reg *r) {
 static int iocp_arm_async(struct anypoll__reg *r) {
   if (r->ov_pending)
     return 0;
+  /* The read and its cancel go through our own duplicate of the caller's
+   * handle (the object manager makes it; no file-object lock is involved).
+   * A program may close its descriptor before the del while the pipe lives
+   * on through another handle (a _dup'd descriptor, an inherited handle):
+   * a cancel through the closed handle value could no longer reach the
+   * read, and stop would wait for data or end-of-file with the set's lock
+   * held. anypoll_poll does the same (pipe.c, arm_async). */
+  if (r->own == NULL && !anypoll__sys_duplicate(r->item.handle, &r->own)) {
+    /* Closed meanwhile, most likely: the check reports it. */
+    r->own = NULL;
+    return anypoll__set_timer(r, ANYPOLL_RECHECK_NO_WAIT_MS);
+  }
   if (r->event == NULL) {
     r->event = CreateEventW(NULL, FALSE, FALSE, NULL);
     if (r->event == NULL)
@@ -57,7 +69,7 @@ static int iocp_arm_async(struct anypoll__reg *r) {
   ZeroMemory(&r->ov, sizeof r->ov);
   r->ov.hEvent = (HANDLE)((UINT_PTR)r->event | 1);
   DWORD error;
-  BOOL ok = anypoll__sys_read_zero_overlapped(r->item.handle, &r->ov, &error);
+  BOOL ok = anypoll__sys_read_zero_overlapped(r->own, &r->ov, &error);
   if (!ok && error != ERROR_IO_PENDING) {
     /* Broken, or a read that cannot block: checked again on a timer (the
      * check reports a broken pipe at once). */
@@ -106,9 +118,10 @@ void anypoll__set_pipe_stop(struct anypoll__reg *r) {
   if (r->sub.watch != NULL)
     anypoll__watch_leave_all(&r->sub, 1);
   if (r->ov_pending) {
-    anypoll__sys_cancel_io(r->item.handle, &r->ov);
+    anypoll__sys_cancel_io(r->own, &r->ov);
     /* The kernel writes the OVERLAPPED until the read completes, which the
-     * cancel makes prompt. */
+     * cancel makes prompt: it goes through our own handle, which the
+     * caller cannot have closed. */
     while (!HasOverlappedIoCompleted(&r->ov))
       SleepEx(1, FALSE);
     r->ov_pending = 0;
@@ -116,6 +129,11 @@ void anypoll__set_pipe_stop(struct anypoll__reg *r) {
   if (r->wait != NULL) {
     UnregisterWaitEx(r->wait, INVALID_HANDLE_VALUE);
     r->wait = NULL;
+  }
+  /* No read of ours is pending on it now. */
+  if (r->own != NULL) {
+    CloseHandle(r->own);
+    r->own = NULL;
   }
   if (r->event != NULL) {
     CloseHandle(r->event);

@@ -59,6 +59,10 @@ struct anypoll__reg {
   HANDLE event;
   OVERLAPPED ov;
   int ov_pending;
+  /* Our duplicate of an asynchronous pipe's or a console's handle, made
+   * once per registration: the read, its cancel and the console wait go
+   * through it, so a caller's close cannot strand them. NULL when none. */
+  HANDLE own;
   /* anypoll_pipe read ends on the port (set_anypipe.c), or NULL. */
   struct anypoll__anypipe *anypipe;
   /* Sockets (set_socket.c). */
