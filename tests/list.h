@@ -125,6 +125,7 @@ TEST_CASE_WIN(socket_base_handle_refused)
 TEST_CASE_CONSOLE(console_ignores_non_key_events)
 TEST_CASE_CONSOLE(console_key_down_is_pollin)
 TEST_CASE_CONSOLE(console_output_pollout)
+TEST_CASE_CONSOLE(console_in_set_key_down_is_pollin)
 
 /* Terminals and other edges: test_posix.c (POSIX only), test_win_console.c
  * (Windows only: console input, the DLL's lifetime, errno) */
