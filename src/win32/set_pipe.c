@@ -42,9 +42,26 @@ short anypoll__set_pipe_check(struct anypoll__reg *r) {
                                    s->has_dups ? 0 : s->id);
 }
 
+/* The thread-pool wait on the read's event, which posts r. */
+static int iocp_wait_async(struct anypoll__reg *r) {
+  if (!RegisterWaitForSingleObject(&r->wait, r->event, anypoll__set_post_cb,
+                                   r, INFINITE,
+                                   WT_EXECUTEONLYONCE | WT_EXECUTEINWAITTHREAD)) {
+    r->wait = NULL;
+    return anypoll__set_errno_win(GetLastError());
+  }
+  return 0;
+}
+
 static int iocp_arm_async(struct anypoll__reg *r) {
-  if (r->ov_pending)
-    return 0;
+  if (r->ov_pending) {
+    /* The read is pending. If its wait could not be registered last time,
+     * register it now, or the completion would never be seen: the event
+     * (auto-reset, waited on by nobody else) stays signalled until then. */
+    if (r->wait != NULL)
+      return 0;
+    return iocp_wait_async(r);
+  }
   /* The read and its cancel go through our own duplicate of the caller's
    * handle (the object manager makes it; no file-object lock is involved).
    * A program may close its descriptor before the del while the pipe lives
@@ -76,13 +93,7 @@ static int iocp_arm_async(struct anypoll__reg *r) {
     return anypoll__set_timer(r, ANYPOLL_RECHECK_NO_WAIT_MS);
   }
   r->ov_pending = 1;
-  if (!RegisterWaitForSingleObject(&r->wait, r->event, anypoll__set_post_cb,
-                                   r, INFINITE,
-                                   WT_EXECUTEONLYONCE | WT_EXECUTEINWAITTHREAD)) {
-    r->wait = NULL;
-    return anypoll__set_errno_win(GetLastError());
-  }
-  return 0;
+  return iocp_wait_async(r);
 }
 
 int anypoll__set_pipe_arm(struct anypoll__reg *r) {
