@@ -31,8 +31,9 @@
  * cannot be waited on: the registration is re-checked on a timer. */
 static void iocp_notify(struct anypoll__watch_sub *sub) {
   struct anypoll__reg *r = sub->ctx;
+  /* Written here under watch.c's lock, read under the set's: interlocked. */
   if (sub->outcome == ANYPOLL_WATCH_NO_WAIT)
-    r->no_wait = 1;
+    InterlockedExchange(&r->no_wait, 1);
   anypoll__set_post(r);
 }
 
@@ -103,7 +104,7 @@ int anypoll__set_pipe_arm(struct anypoll__reg *r) {
       return -1;
   if (!it->u.pipe.readable)
     return 0;
-  if (r->no_wait)
+  if (InterlockedCompareExchange(&r->no_wait, 0, 0))
     return anypoll__set_timer(r, ANYPOLL_RECHECK_NO_WAIT_MS);
   if (r->anypipe != NULL)
     return anypoll__set_anypipe_arm(r);

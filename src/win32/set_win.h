@@ -51,7 +51,9 @@ struct anypoll__reg {
   /* A synchronous read end's subscription to the helper read (watch.c);
    * sub.watch is NULL while not subscribed. */
   struct anypoll__watch_sub sub;
-  int no_wait;                   /* its read cannot block: timer instead */
+  /* Its read cannot block: timer instead. Set by watch.c's helper thread
+   * (iocp_notify, under watch.c's lock), read under the set's. */
+  volatile LONG no_wait;
   HANDLE timer;                  /* a re-check timer, or NULL */
   /* Asynchronous pipes and consoles: a thread-pool wait posting to the
    * port (wait), and for asynchronous pipes the overlapped read. */
