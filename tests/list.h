@@ -92,6 +92,8 @@ TEST_CASE(pipe_and_dup_in_one_call)
 /* test_win_set.c: the watch set's Windows backend */
 TEST_CASE_WIN(set_win_read_shared_with_poll)
 TEST_CASE_WIN(set_win_overlapped_pipe)
+TEST_CASE_WIN(set_win_overlapped_pipe_closed_before_del)
+TEST_CASE_WIN(set_win_anypipe_closed_before_del)
 TEST_CASE_WIN(set_win_anypipe_no_helper_thread)
 TEST_CASE_WIN(set_win_anypipe_in_two_sets)
 TEST_CASE_WIN(set_win_anypipe_foreign_packet_dropped)
@@ -123,6 +125,7 @@ TEST_CASE_WIN(socket_base_handle_refused)
 TEST_CASE_CONSOLE(console_ignores_non_key_events)
 TEST_CASE_CONSOLE(console_key_down_is_pollin)
 TEST_CASE_CONSOLE(console_output_pollout)
+TEST_CASE_CONSOLE(console_in_set_key_down_is_pollin)
 
 /* Terminals and other edges: test_posix.c (POSIX only), test_win_console.c
  * (Windows only: console input, the DLL's lifetime, errno) */

@@ -275,6 +275,36 @@ TEST(console_key_down_is_pollin) {
   _close(fd);
 }
 
+/* A console input handle in a watch set: the thread pool waits on the
+ * set's own duplicate of it (closed after the unregister at del), and a
+ * key typed while the set waits is reported; after del the console is
+ * the program's again. */
+TEST(console_in_set_key_down_is_pollin) {
+  int fd = console_in();
+  HANDLE h = (HANDLE)_get_osfhandle(fd);
+  DWORD mode;
+  ASSERT(GetConsoleMode(h, &mode));
+  ASSERT(SetConsoleMode(h, mode & ~(DWORD)(ENABLE_LINE_INPUT | ENABLE_ECHO_INPUT)));
+  anypoll_set *set = anypoll_set_new();
+  ASSERT(set != NULL);
+  ASSERT_EQ(anypoll_set_add(set, fd, POLLIN, &fd), 0);
+  struct anypoll_event ev[2];
+  ASSERT_EQ(anypoll_set_wait(set, ev, 2, 50), 0);
+  tp_thread *t = tp_thread_start(type_later, &fd);
+  ASSERT_EQ(anypoll_set_wait(set, ev, 2, 5000), 1);
+  tp_thread_join(t);
+  ASSERT_EQ(ev[0].fd, fd);
+  ASSERT_EQ(ev[0].events, (unsigned)POLLIN);
+  ASSERT(ev[0].data == &fd);
+  ASSERT_EQ(anypoll_set_del(set, fd), 0);
+  ASSERT_EQ(anypoll_set_free(set), 0);
+  INPUT_RECORD got;
+  DWORD n = 0;
+  ASSERT(ReadConsoleInputW(h, &got, 1, &n));
+  ASSERT_EQ(got.Event.KeyEvent.uChar.UnicodeChar, 'z');
+  _close(fd);
+}
+
 TEST(console_output_pollout) {
   HANDLE h = CreateFileW(L"CONOUT$", GENERIC_READ | GENERIC_WRITE,
                          FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,

@@ -77,6 +77,110 @@ TEST(set_win_overlapped_pipe) {
   _close(fd);
 }
 
+struct del_call {
+  void *s;
+  int fd;
+  int result;
+};
+
+static DWORD WINAPI del_thread(void *arg) {
+  struct del_call *d = arg;
+  d->result = B.ctl(d->s, ANYPOLL__SET_DEL, d->fd, 0, NULL);
+  return 0;
+}
+
+/* Runs the del of fd in a thread under a 5-second watchdog: the del's
+ * result, or -2 when it had not returned by then (release then ends the
+ * set's read, so that the thread ends before the test fails). */
+static int del_bounded(void *s, int fd, void (*release)(void *), void *arg) {
+  struct del_call d = {s, fd, -2};
+  HANDLE t = CreateThread(NULL, 0, del_thread, &d, 0, NULL);
+  ASSERT(t != NULL);
+  DWORD waited = WaitForSingleObject(t, 5000);
+  if (waited != WAIT_OBJECT_0) {
+    release(arg);
+    WaitForSingleObject(t, INFINITE);
+  }
+  CloseHandle(t);
+  return waited == WAIT_OBJECT_0 ? d.result : -2;
+}
+
+static void release_handle(void *h) {
+  DWORD done;
+  WriteFile(h, "z", 1, &done, NULL);
+}
+
+static void release_fd(void *fd) { _write(*(int *)fd, "z", 1); }
+
+/* An overlapped pipe's read end whose descriptor the program closed before
+ * the del, while the pipe lives on through a second descriptor (_dup): the
+ * del must not wait for the set's pending read to end by itself (data or
+ * end-of-file), and the set's other entries keep working. */
+TEST(set_win_overlapped_pipe_closed_before_del) {
+  WCHAR name[64];
+  wsprintfW(name, L"\\\\.\\pipe\\anypoll-setdup-%lu", GetCurrentProcessId());
+  HANDLE srv = CreateNamedPipeW(name, PIPE_ACCESS_INBOUND | FILE_FLAG_OVERLAPPED,
+                                PIPE_TYPE_BYTE | PIPE_WAIT, 1, 4096, 4096, 0,
+                                NULL);
+  ASSERT(srv != INVALID_HANDLE_VALUE);
+  HANDLE cli = CreateFileW(name, GENERIC_WRITE, 0, NULL, OPEN_EXISTING, 0,
+                           NULL);
+  ASSERT(cli != INVALID_HANDLE_VALUE);
+  int fd = _open_osfhandle((intptr_t)srv, 0);
+  ASSERT(fd >= 0);
+  int fd2 = _dup(fd);
+  ASSERT(fd2 >= 0);
+  int p[2];
+  tp_pipe(p);
+  void *s = B.create();
+  ASSERT(s != NULL);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, fd, POLLIN, (void *)1), 0);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN, (void *)2), 0);
+  struct anypoll_event ev[4];
+  ASSERT_EQ(B.wait(s, ev, 4, 50), 0); /* the set's read is pending */
+  ASSERT_EQ(_close(fd), 0);           /* breaks delete-before-close */
+  ASSERT_EQ(del_bounded(s, fd, release_handle, cli), 0);
+  ASSERT_EQ(B.wait(s, ev, 4, 20), 0);
+  ASSERT_EQ(_write(p[1], "x", 1), 1);
+  ASSERT_EQ(B.wait(s, ev, 4, 5000), 1);
+  ASSERT_EQ(ev[0].fd, p[0]);
+  ASSERT_EQ(ev[0].events, (unsigned)POLLIN);
+  ASSERT_EQ(B.destroy(s), 0);
+  CloseHandle(cli);
+  _close(fd2);
+  _close(p[0]);
+  _close(p[1]);
+}
+
+/* The same for an anypoll_pipe read end on the set's port: its read is
+ * cancelled through the set's own handle, so the del returns at once. */
+TEST(set_win_anypipe_closed_before_del) {
+  int p[2];
+  ASSERT_EQ(anypoll_pipe(p), 0);
+  int fd2 = _dup(p[0]);
+  ASSERT(fd2 >= 0);
+  int q[2];
+  tp_pipe(q);
+  void *s = B.create();
+  ASSERT(s != NULL);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN, (void *)1), 0);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, q[0], POLLIN, (void *)2), 0);
+  struct anypoll_event ev[4];
+  ASSERT_EQ(B.wait(s, ev, 4, 50), 0);
+  ASSERT_EQ(_close(p[0]), 0);
+  ASSERT_EQ(del_bounded(s, p[0], release_fd, &p[1]), 0);
+  ASSERT_EQ(B.wait(s, ev, 4, 20), 0);
+  ASSERT_EQ(_write(q[1], "x", 1), 1);
+  ASSERT_EQ(B.wait(s, ev, 4, 5000), 1);
+  ASSERT_EQ(ev[0].fd, q[0]);
+  ASSERT_EQ(ev[0].events, (unsigned)POLLIN);
+  ASSERT_EQ(B.destroy(s), 0);
+  _close(fd2);
+  _close(p[1]);
+  _close(q[0]);
+  _close(q[1]);
+}
+
 /* A socket closed before its del: reported POLLNVAL by every wait until
  * the del, beside a ready pipe in the same wait; nothing hangs. */
 TEST(set_win_socket_closed_before_del) {

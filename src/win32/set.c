@@ -377,7 +377,7 @@ int anypoll__set_iocp_ctl(void *state, int op, int fd, unsigned events,
     r->fresh = 1;
     r->have_result = 0;
     r->gen++; /* a poll of before, still in the port, answers nothing */
-    r->no_wait = 0;
+    InterlockedExchange(&r->no_wait, 0);
     iocp_check_remove(s, r);
     iocp_update_push(s, r);
     break;

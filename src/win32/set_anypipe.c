@@ -50,11 +50,14 @@ struct anypoll__anypipe {
   struct anypoll__anypipe *next, *prev; /* the set's associations */
   OVERLAPPED ov;          /* the zero-byte read's */
   struct anypoll__reg *r; /* while attached, or while its read is in flight */
-  HANDLE handle;
+  /* Our duplicate of the program's handle: the read, its cancel and the association's
+   * end go through it, so a program that closed its descriptor before the
+   * del (the pipe living on through a _dup'd one) cannot strand the read
+   * with the set's lock held. Closed at detach, after the read completed. */
+  HANDLE own;
   int pending;    /* a read is in flight: its packet has not been taken */
   int detached;   /* del or free: freed once no packet can come */
   int associated; /* the association with the port still stands */
-  WCHAR name[96]; /* the pipe's name, to recognise the handle at detach */
 };
 
 static int anypipe_name_is_ours(const WCHAR *name) {
@@ -76,6 +79,8 @@ static void anypipe_unlink_free(struct anypoll__set *s,
     s->anypipes = a->next;
   if (a->next != NULL)
     a->next->prev = a->prev;
+  if (a->own != NULL)
+    CloseHandle(a->own);
   free(a);
 }
 
@@ -84,14 +89,21 @@ void anypoll__set_anypipe_attach(struct anypoll__reg *r) {
   struct anypoll__anypipe *a = calloc(1, sizeof *a);
   if (a == NULL)
     return; /* the overlapped path needs no memory of this */
-  if (!anypoll__sys_object_name(r->item.handle, a->name,
-                                sizeof a->name / sizeof a->name[0]) ||
-      !anypipe_name_is_ours(a->name) ||
-      !anypoll__sys_associate(r->item.handle, s->port, (ULONG_PTR)a)) {
+  WCHAR name[96];
+  if (!anypoll__sys_object_name(r->item.handle, name,
+                                sizeof name / sizeof name[0]) ||
+      !anypipe_name_is_ours(name) ||
+      !anypoll__sys_duplicate(r->item.handle, &a->own)) {
     free(a);
     return;
   }
-  a->handle = r->item.handle;
+  /* The association is the file object's: a read through our duplicate
+   * completes to the port as one through the caller's handle would. */
+  if (!anypoll__sys_associate(a->own, s->port, (ULONG_PTR)a)) {
+    CloseHandle(a->own);
+    free(a);
+    return;
+  }
   a->r = r;
   a->associated = 1;
   a->next = s->anypipes;
@@ -113,7 +125,7 @@ int anypoll__set_anypipe_arm(struct anypoll__reg *r) {
   a->pending = 1;
   s->afd_out++; /* a packet we did not post: the port's count (set.c) */
   DWORD error;
-  BOOL ok = anypoll__sys_read_zero_overlapped(a->handle, &a->ov, &error);
+  BOOL ok = anypoll__sys_read_zero_overlapped(a->own, &a->ov, &error);
   if (ok || error == ERROR_IO_PENDING)
     return 0; /* a packet comes either way */
   /* Failed at once (the writer went between the check and now, or the
@@ -130,7 +142,7 @@ void anypoll__set_anypipe_stop(struct anypoll__reg *r) {
   /* The cancelled read's packet comes out of the port later, holding its
    * own reference to r; a mod re-arms only after it. */
   if (r->anypipe->pending)
-    anypoll__sys_cancel_io(r->anypipe->handle, &r->anypipe->ov);
+    anypoll__sys_cancel_io(r->anypipe->own, &r->anypipe->ov);
 }
 
 void anypoll__set_anypipe_detach(struct anypoll__reg *r) {
@@ -142,16 +154,18 @@ void anypoll__set_anypipe_detach(struct anypoll__reg *r) {
      * complete with no packet, and the set would wait for that packet
      * forever. A cancel completes promptly (and a close of the handle has
      * cancelled it already). */
-    anypoll__sys_cancel_io(a->handle, &a->ov);
+    anypoll__sys_cancel_io(a->own, &a->ov);
     while (!HasOverlappedIoCompleted(&a->ov))
       SleepEx(1, FALSE);
   }
-  /* Ended only while the handle value still names this pipe: a handle
-   * closed and reused by another object must not lose its own port. */
-  WCHAR now[96];
-  if (anypoll__sys_object_name(a->handle, now, sizeof now / sizeof now[0]) &&
-      wcscmp(now, a->name) == 0 && anypoll__sys_dissociate(a->handle))
+  /* Ended through our own handle, which names this pipe whatever the
+   * program did with its handle value meanwhile. Then no read of ours is
+   * pending on it, and closing it lets the pipe go when the program's
+   * last handle goes. */
+  if (anypoll__sys_dissociate(a->own))
     a->associated = 0;
+  CloseHandle(a->own);
+  a->own = NULL;
   if (!a->pending) {
     a->r = NULL;
     if (!a->associated)

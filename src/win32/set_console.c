@@ -21,8 +21,17 @@ int anypoll__set_console_arm(struct anypoll__reg *r) {
   }
   if (!anypoll__console_waitable(&r->item))
     return anypoll__set_timer(r, ANYPOLL_RECHECK_CONSOLE_MS);
-  if (!anypoll__sys_console_wait(&r->wait, r->item.handle,
-                                 anypoll__set_post_cb, r)) {
+  /* The pool waits on our own duplicate, made once per registration and
+   * closed only after the blocking unregister in stop: Microsoft leaves a
+   * wait whose handle is closed while it is pending undefined, and the
+   * program may close its descriptor before the del. */
+  if (r->own == NULL && !anypoll__sys_duplicate(r->item.handle, &r->own)) {
+    /* Closed meanwhile, most likely: the check reports it. */
+    r->own = NULL;
+    return anypoll__set_timer(r, ANYPOLL_RECHECK_CONSOLE_MS);
+  }
+  if (!anypoll__sys_console_wait(&r->wait, r->own, anypoll__set_post_cb,
+                                 r)) {
     r->wait = NULL;
     return anypoll__set_errno_win(GetLastError());
   }
@@ -33,5 +42,10 @@ void anypoll__set_console_stop(struct anypoll__reg *r) {
   if (r->wait != NULL) {
     UnregisterWaitEx(r->wait, INVALID_HANDLE_VALUE);
     r->wait = NULL;
+  }
+  /* The pool no longer waits on it. */
+  if (r->own != NULL) {
+    CloseHandle(r->own);
+    r->own = NULL;
   }
 }

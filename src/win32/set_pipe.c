@@ -31,8 +31,9 @@
  * cannot be waited on: the registration is re-checked on a timer. */
 static void iocp_notify(struct anypoll__watch_sub *sub) {
   struct anypoll__reg *r = sub->ctx;
+  /* Written here under watch.c's lock, read under the set's: interlocked. */
   if (sub->outcome == ANYPOLL_WATCH_NO_WAIT)
-    r->no_wait = 1;
+    InterlockedExchange(&r->no_wait, 1);
   anypoll__set_post(r);
 }
 
@@ -42,9 +43,38 @@ short anypoll__set_pipe_check(struct anypoll__reg *r) {
                                    s->has_dups ? 0 : s->id);
 }
 
+/* The thread-pool wait on the read's event, which posts r. */
+static int iocp_wait_async(struct anypoll__reg *r) {
+  if (!RegisterWaitForSingleObject(&r->wait, r->event, anypoll__set_post_cb,
+                                   r, INFINITE,
+                                   WT_EXECUTEONLYONCE | WT_EXECUTEINWAITTHREAD)) {
+    r->wait = NULL;
+    return anypoll__set_errno_win(GetLastError());
+  }
+  return 0;
+}
+
 static int iocp_arm_async(struct anypoll__reg *r) {
-  if (r->ov_pending)
-    return 0;
+  if (r->ov_pending) {
+    /* The read is pending. If its wait could not be registered last time,
+     * register it now, or the completion would never be seen: the event
+     * (auto-reset, waited on by nobody else) stays signalled until then. */
+    if (r->wait != NULL)
+      return 0;
+    return iocp_wait_async(r);
+  }
+  /* The read and its cancel go through our own duplicate of the caller's
+   * handle (the object manager makes it; no file-object lock is involved).
+   * A program may close its descriptor before the del while the pipe lives
+   * on through another handle (a _dup'd descriptor, an inherited handle):
+   * a cancel through the closed handle value could no longer reach the
+   * read, and stop would wait for data or end-of-file with the set's lock
+   * held. anypoll_poll does the same (pipe.c, arm_async). */
+  if (r->own == NULL && !anypoll__sys_duplicate(r->item.handle, &r->own)) {
+    /* Closed meanwhile, most likely: the check reports it. */
+    r->own = NULL;
+    return anypoll__set_timer(r, ANYPOLL_RECHECK_NO_WAIT_MS);
+  }
   if (r->event == NULL) {
     r->event = CreateEventW(NULL, FALSE, FALSE, NULL);
     if (r->event == NULL)
@@ -57,20 +87,14 @@ static int iocp_arm_async(struct anypoll__reg *r) {
   ZeroMemory(&r->ov, sizeof r->ov);
   r->ov.hEvent = (HANDLE)((UINT_PTR)r->event | 1);
   DWORD error;
-  BOOL ok = anypoll__sys_read_zero_overlapped(r->item.handle, &r->ov, &error);
+  BOOL ok = anypoll__sys_read_zero_overlapped(r->own, &r->ov, &error);
   if (!ok && error != ERROR_IO_PENDING) {
     /* Broken, or a read that cannot block: checked again on a timer (the
      * check reports a broken pipe at once). */
     return anypoll__set_timer(r, ANYPOLL_RECHECK_NO_WAIT_MS);
   }
   r->ov_pending = 1;
-  if (!RegisterWaitForSingleObject(&r->wait, r->event, anypoll__set_post_cb,
-                                   r, INFINITE,
-                                   WT_EXECUTEONLYONCE | WT_EXECUTEINWAITTHREAD)) {
-    r->wait = NULL;
-    return anypoll__set_errno_win(GetLastError());
-  }
-  return 0;
+  return iocp_wait_async(r);
 }
 
 int anypoll__set_pipe_arm(struct anypoll__reg *r) {
@@ -80,7 +104,7 @@ int anypoll__set_pipe_arm(struct anypoll__reg *r) {
       return -1;
   if (!it->u.pipe.readable)
     return 0;
-  if (r->no_wait)
+  if (InterlockedCompareExchange(&r->no_wait, 0, 0))
     return anypoll__set_timer(r, ANYPOLL_RECHECK_NO_WAIT_MS);
   if (r->anypipe != NULL)
     return anypoll__set_anypipe_arm(r);
@@ -106,9 +130,10 @@ void anypoll__set_pipe_stop(struct anypoll__reg *r) {
   if (r->sub.watch != NULL)
     anypoll__watch_leave_all(&r->sub, 1);
   if (r->ov_pending) {
-    anypoll__sys_cancel_io(r->item.handle, &r->ov);
+    anypoll__sys_cancel_io(r->own, &r->ov);
     /* The kernel writes the OVERLAPPED until the read completes, which the
-     * cancel makes prompt. */
+     * cancel makes prompt: it goes through our own handle, which the
+     * caller cannot have closed. */
     while (!HasOverlappedIoCompleted(&r->ov))
       SleepEx(1, FALSE);
     r->ov_pending = 0;
@@ -116,6 +141,11 @@ void anypoll__set_pipe_stop(struct anypoll__reg *r) {
   if (r->wait != NULL) {
     UnregisterWaitEx(r->wait, INVALID_HANDLE_VALUE);
     r->wait = NULL;
+  }
+  /* No read of ours is pending on it now. */
+  if (r->own != NULL) {
+    CloseHandle(r->own);
+    r->own = NULL;
   }
   if (r->event != NULL) {
     CloseHandle(r->event);

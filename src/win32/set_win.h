@@ -53,7 +53,9 @@ struct anypoll__reg {
   /* A synchronous read end's subscription to the helper read (watch.c);
    * sub.watch is NULL while not subscribed. */
   struct anypoll__watch_sub sub;
-  int no_wait;                   /* its read cannot block: timer instead */
+  /* Its read cannot block: timer instead. Set by watch.c's helper thread
+   * (iocp_notify, under watch.c's lock), read under the set's. */
+  volatile LONG no_wait;
   HANDLE timer;                  /* a re-check timer, or NULL */
   /* Asynchronous pipes and consoles: a thread-pool wait posting to the
    * port (wait), and for asynchronous pipes the overlapped read. */
@@ -61,6 +63,10 @@ struct anypoll__reg {
   HANDLE event;
   OVERLAPPED ov;
   int ov_pending;
+  /* Our duplicate of an asynchronous pipe's or a console's handle, made
+   * once per registration: the read, its cancel and the console wait go
+   * through it, so a caller's close cannot strand them. NULL when none. */
+  HANDLE own;
   /* anypoll_pipe read ends on the port (set_anypipe.c), or NULL. */
   struct anypoll__anypipe *anypipe;
   /* Sockets (set_socket.c). */
