@@ -209,6 +209,16 @@ tp_child *tp_child_writer(int write_fd, int delay_ms, int linger_ms) {
   return c;
 }
 
+unsigned long tp_child_status(const char *args) {
+  tp_child *c = spawn_child(args, FALSE);
+  CHECK(WaitForSingleObject(c->process, 20000) == WAIT_OBJECT_0);
+  DWORD code = 0;
+  CHECK(GetExitCodeProcess(c->process, &code));
+  CloseHandle(c->process);
+  free(c);
+  return code;
+}
+
 void tp_child_kill(tp_child *c) {
   CHECK(TerminateProcess(c->process, 9));
 }

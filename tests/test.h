@@ -118,6 +118,9 @@ int tp_child_main(int argc, char **argv);
 /* test_win_set.c's child (runner.c): a registered pipe closed before its
  * del. */
 int tp_set_close_child(const char *order);
+/* This test program again, as "--child ARGS" with nothing inherited: its
+ * exit status, once it has ended (within 20 s). */
+unsigned long tp_child_status(const char *args);
 #endif
 
 /* A child process that connects to 127.0.0.1:port, sends the byte 'c', and

@@ -26,27 +26,9 @@ static int pipe_name(wchar_t *name, size_t n, const char *what) {
  * it with status 86. Without this, a suite linked to the library without
  * the model would pass on code that hangs on Windows. */
 
-static DWORD run_child(const char *args) {
-  char exe[MAX_PATH];
-  ASSERT(GetModuleFileNameA(NULL, exe, sizeof exe) > 0);
-  char cmd[MAX_PATH + 80];
-  snprintf(cmd, sizeof cmd, "\"%s\" --child %s", exe, args);
-  STARTUPINFOA si;
-  ZeroMemory(&si, sizeof si);
-  si.cb = sizeof si;
-  PROCESS_INFORMATION pi;
-  ASSERT(CreateProcessA(exe, cmd, NULL, NULL, FALSE, 0, NULL, NULL, &si, &pi));
-  CloseHandle(pi.hThread);
-  ASSERT_EQ(WaitForSingleObject(pi.hProcess, 20000), WAIT_OBJECT_0);
-  DWORD code = 0;
-  ASSERT(GetExitCodeProcess(pi.hProcess, &code));
-  CloseHandle(pi.hProcess);
-  return code;
-}
-
 TEST(lock_model_fires_both_orders) {
-  ASSERT_EQ(run_child("lock-model call-after-read"), 86);
-  ASSERT_EQ(run_child("lock-model read-after-call"), 86);
+  ASSERT_EQ(tp_child_status("lock-model call-after-read"), 86);
+  ASSERT_EQ(tp_child_status("lock-model read-after-call"), 86);
 }
 
 /* ---- Full duplex ----------------------------------------------------------- */

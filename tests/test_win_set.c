@@ -401,27 +401,9 @@ int tp_set_close_child(const char *order) {
   return 0; /* the model did not fire */
 }
 
-static DWORD set_close_child(const char *order) {
-  char exe[MAX_PATH];
-  ASSERT(GetModuleFileNameA(NULL, exe, sizeof exe) > 0);
-  char cmd[MAX_PATH + 80];
-  snprintf(cmd, sizeof cmd, "\"%s\" --child set-close %s", exe, order);
-  STARTUPINFOA si;
-  ZeroMemory(&si, sizeof si);
-  si.cb = sizeof si;
-  PROCESS_INFORMATION pi;
-  ASSERT(CreateProcessA(exe, cmd, NULL, NULL, FALSE, 0, NULL, NULL, &si, &pi));
-  CloseHandle(pi.hThread);
-  ASSERT_EQ(WaitForSingleObject(pi.hProcess, 20000), WAIT_OBJECT_0);
-  DWORD code = 0;
-  ASSERT(GetExitCodeProcess(pi.hProcess, &code));
-  CloseHandle(pi.hProcess);
-  return code;
-}
-
 TEST(set_win_pipe_closed_before_del_model) {
-  ASSERT_EQ(set_close_child("wait"), 86);
-  ASSERT_EQ(set_close_child("del"), 86);
-  ASSERT_EQ(set_close_child("free"), 86);
-  ASSERT_EQ(set_close_child("del-first"), 0);
+  ASSERT_EQ(tp_child_status("set-close wait"), 86);
+  ASSERT_EQ(tp_child_status("set-close del"), 86);
+  ASSERT_EQ(tp_child_status("set-close free"), 86);
+  ASSERT_EQ(tp_child_status("set-close del-first"), 0);
 }
