@@ -88,21 +88,23 @@ static void iocp_wake_one(struct anypoll__set *s) {
   }
 }
 
-/* How many packets a removal should ask the port for, under the lock.
- * While no AFD poll is out, every packet that can be in the port is one we
- * posted and counted first (s->queued), so asking for that many takes all
- * of them and no more: a larger count costs nothing on Windows, but under
- * Wine NtRemoveIoCompletionEx then makes one more remove_completion
- * request only to find the port empty. An AFD poll completes into the port
- * unannounced: then the full batch. 0: the port is known to be empty (a
- * post counted but not yet made is as if it came just after). */
+/* How many packets a removal should ask the port for, under the lock: as
+ * many as can be there. Every packet that can be in the port is one we
+ * posted and counted first (s->queued), or the one packet of an AFD poll
+ * or an anypoll_pipe read in flight (s->afd_out, each yields exactly one,
+ * cancelled or not, and is counted until its packet is taken). Asking for
+ * that many takes all of them and no more: a larger count costs nothing on
+ * Windows, but under Wine NtRemoveIoCompletionEx then makes one more
+ * remove_completion request only to find the port empty. (Idle
+ * registrations' polls and reads are in flight too, so with any of them
+ * the count is above what is there and Wine's extra request stays: it is
+ * a Wine artefact, one request the Windows call does not make.) 0: the port is
+ * known to be empty (a post counted but not yet made is as if it came just
+ * after). A packet of someone else's request on an associated handle
+ * (set_anypipe.c) is not counted; it is dropped by a later removal. */
 static ULONG iocp_port_count(const struct anypoll__set *s) {
-  /* afd_out also counts the anypoll_pipe reads in flight (set_anypipe.c),
-   * whose packets come as unannounced as an AFD poll's. */
-  if (s->afd_out > 0)
-    return IOCP_DEQUEUE_MAX;
-  LONG q = s->queued;
-  return q <= 0 ? 0 : q >= IOCP_DEQUEUE_MAX ? IOCP_DEQUEUE_MAX : (ULONG)q;
+  LONG64 n = (LONG64)s->queued + s->afd_out;
+  return n <= 0 ? 0 : n >= IOCP_DEQUEUE_MAX ? IOCP_DEQUEUE_MAX : (ULONG)n;
 }
 
 /* ---- Per kind --------------------------------------------------------------- */
@@ -120,9 +122,19 @@ static ULONG iocp_port_count(const struct anypoll__set *s) {
 /* revents now, or -1 when only the armed source can tell. */
 static int iocp_check(struct anypoll__reg *r) {
   short ev = (short)(r->events & 0xffff);
+  if (r->item.kind == ANYPOLL_KIND_PIPE)
+    IOCP_MODEL_REGISTERED(r);
+  /* A descriptor closed while registered (against the header's rule): the
+   * handle value of the add may already name something else (Windows and
+   * Wine hand out the lowest free value again at once), and asking that
+   * object would report its state as the entry's. The C runtime's table,
+   * read without a system call, tells: the number no longer maps to the
+   * handle of the add, so it is POLLNVAL, as anypoll_poll says of a closed
+   * number. */
+  if (anypoll__sys_os_handle(r->fd) != (intptr_t)r->item.handle)
+    return POLLNVAL;
   switch (r->item.kind) {
   case ANYPOLL_KIND_PIPE:
-    IOCP_MODEL_REGISTERED(r);
     return anypoll__set_pipe_check(r);
   case ANYPOLL_KIND_SOCKET:
     return anypoll__set_socket_check(r);
