@@ -146,6 +146,10 @@ enum wait_kind {
                     woken by the writer; then read */
   SET_ANYPIPE,   /* the same with anypoll_pipe pipes (no helper thread),
                     the byte read with anypoll_read */
+  SET_ANYMIX,    /* SET_ANYPIPE with only the woken pipe an anypoll_pipe
+                    one, the idle ones _pipe() pipes (a read parked on
+                    each): the anypoll_pipe end is checked and read without
+                    comparing it with those reads */
   SET_AREAD,     /* SET_WOKEN on pipes, the byte read with anypoll_read:
                     its gate must not compare the pipe with every helper
                     read the set keeps parked on the idle ones */
@@ -185,6 +189,8 @@ static const struct scenario scenarios[] = {
   { "set-anypipe-1", SET_ANYPIPE, 2, 0, 0, 0 },
   { "set-anypipe-64", SET_ANYPIPE, 65, 0, 0, 0 },
   { "set-anypipe-1000", SET_ANYPIPE, 1001, 0, 0, 0 },
+  { "set-anymix-1", SET_ANYMIX, 2, 0, 0, 0 },
+  { "set-anymix-1000", SET_ANYMIX, 1001, 0, 0, 0 },
   { "set-socket-1", SET_WOKEN, 0, 2, 1, 0 },
   { "set-socket-64", SET_WOKEN, 0, 65, 1, 0 },
   { "set-socket-1000", SET_WOKEN, 0, 1001, 1, 0 },
@@ -200,6 +206,7 @@ static void one_wait(const struct scenario *s, struct pollfd *fds, int n,
   char b;
   switch (s->kind) {
   case SET_AREAD:
+  case SET_ANYMIX:
   case SET_ANYPIPE: {
     struct anypoll_event ev[4];
     int r = anypoll__set_default_backend.wait(set_state, ev, 4, -1);
@@ -287,7 +294,7 @@ static void run(const struct scenario *s, int k, int warmup) {
       die("_open_osfhandle");
   }
   for (int i = 0; i < s->pipes; i++) {
-    if (s->kind == SET_ANYPIPE) {
+    if (s->kind == SET_ANYPIPE || (s->kind == SET_ANYMIX && i == 0)) {
       int p[2];
       if (anypoll_pipe(p) != 0)
         die("anypoll_pipe");
@@ -335,7 +342,7 @@ static void run(const struct scenario *s, int k, int warmup) {
     w.count = warmup + k;
     /* A set's wait looks at the woken entry only. */
     double settle = s->kind == SET_WOKEN || s->kind == SET_ANYPIPE ||
-                            s->kind == SET_AREAD
+                            s->kind == SET_AREAD || s->kind == SET_ANYMIX
                         ? 0
                         : SETTLE_PER_ENTRY_MS * n;
     if (settle < SETTLE_MIN_MS)
@@ -346,7 +353,8 @@ static void run(const struct scenario *s, int k, int warmup) {
       die("CreateThread");
   }
 
-  if (s->kind == SET_WOKEN || s->kind == SET_ANYPIPE || s->kind == SET_AREAD) {
+  if (s->kind == SET_WOKEN || s->kind == SET_ANYPIPE || s->kind == SET_AREAD ||
+      s->kind == SET_ANYMIX) {
     set_state = anypoll__set_default_backend.create();
     if (set_state == NULL)
       die("set create");
@@ -382,7 +390,7 @@ static void run(const struct scenario *s, int k, int warmup) {
   }
   for (int i = 0; i < s->pipes; i++) {
     _close((int)fds[i].fd);
-    if (s->kind == SET_ANYPIPE)
+    if (s->kind == SET_ANYPIPE || (s->kind == SET_ANYMIX && i == 0))
       _close(anypipe_w[i]);
     else
       CloseHandle(pipe_w[i]);

@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <io.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "win.h"
 
@@ -127,4 +128,65 @@ int anypoll_pipe(int fds[2]) {
   fds[0] = r;
   fds[1] = w;
   return 0;
+}
+
+/* ---- Read ends held by watch sets ------------------------------------------ */
+
+#define NOTED_BUCKETS 64
+
+struct noted {
+  struct noted *next;
+  int fd;
+  HANDLE handle;
+  int count; /* sets holding it */
+};
+
+static SRWLOCK noted_lock = SRWLOCK_INIT;
+static struct noted *noted_buckets[NOTED_BUCKETS];
+
+static struct noted **noted_find(int fd, HANDLE h) {
+  struct noted **p = &noted_buckets[(unsigned)fd % NOTED_BUCKETS];
+  while (*p != NULL && ((*p)->fd != fd || (*p)->handle != h))
+    p = &(*p)->next;
+  return p;
+}
+
+int anypoll__anypipe_note(int fd, HANDLE h) {
+  int result = 0;
+  AcquireSRWLockExclusive(&noted_lock);
+  struct noted **p = noted_find(fd, h);
+  if (*p != NULL) {
+    (*p)->count++;
+  } else {
+    struct noted *n = malloc(sizeof *n);
+    if (n == NULL) {
+      result = -1;
+    } else {
+      n->next = NULL;
+      n->fd = fd;
+      n->handle = h;
+      n->count = 1;
+      *p = n;
+    }
+  }
+  ReleaseSRWLockExclusive(&noted_lock);
+  return result;
+}
+
+void anypoll__anypipe_unnote(int fd, HANDLE h) {
+  AcquireSRWLockExclusive(&noted_lock);
+  struct noted **p = noted_find(fd, h);
+  struct noted *n = *p;
+  if (n != NULL && --n->count == 0) {
+    *p = n->next;
+    free(n);
+  }
+  ReleaseSRWLockExclusive(&noted_lock);
+}
+
+int anypoll__anypipe_noted(int fd, HANDLE h) {
+  AcquireSRWLockShared(&noted_lock);
+  int found = *noted_find(fd, h) != NULL;
+  ReleaseSRWLockShared(&noted_lock);
+  return found;
 }

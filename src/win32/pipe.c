@@ -120,6 +120,21 @@ static int zero_length_message_queued(HANDLE h) {
 static short check(const struct anypoll__item *item, short events,
                    LONG64 skip_call);
 
+/* Asks the pipe now; the caller holds the gate or knows that no read of
+ * ours can be pending on it. */
+static short check_now(const struct anypoll__item *item, short events) {
+  HANDLE h = item->handle;
+  anypoll__pipe_local_info info;
+  ZeroMemory(&info, sizeof info);
+  int have_info = anypoll__sys_pipe_local_info(h, &info);
+  short revents = check_with(item, events, have_info, &info);
+  if (item->u.pipe.message && item->u.pipe.readable && have_info &&
+      info.NamedPipeState == ANYPOLL_FILE_PIPE_CONNECTED_STATE &&
+      info.ReadDataAvailable == 0 && zero_length_message_queued(h))
+    revents |= anypoll__readable_bits(events);
+  return revents;
+}
+
 short anypoll__pipe_check(const struct anypoll__item *item, short events) {
   return check(item, events, 0);
 }
@@ -154,16 +169,18 @@ static short check(const struct anypoll__item *item, short events,
      * as another call waits (for ever with timeout -1). */
     return item->u.pipe.writable ? (short)(events & POLLOUT) : 0;
   }
-  anypoll__pipe_local_info info;
-  ZeroMemory(&info, sizeof info);
-  int have_info = anypoll__sys_pipe_local_info(h, &info);
-  short revents = check_with(item, events, have_info, &info);
-  if (item->u.pipe.message && item->u.pipe.readable && have_info &&
-      info.NamedPipeState == ANYPOLL_FILE_PIPE_CONNECTED_STATE &&
-      info.ReadDataAvailable == 0 && zero_length_message_queued(h))
-    revents |= anypoll__readable_bits(events);
+  short revents = check_now(item, events);
   anypoll__gate_end(&gate);
   return revents;
+}
+
+short anypoll__pipe_check_async(const struct anypoll__item *item,
+                                short events) {
+  /* No gate: an asynchronous file object has no lock for a read of ours to
+   * hold, so this query never waits, and the gate's identity check (one
+   * system call per parked read when the handle has company, as an
+   * anypoll_pipe end held by a set does) is not needed. */
+  return check_now(item, events);
 }
 
 /* ---- Overlapped reads on asynchronous handles ------------------------- */

@@ -62,7 +62,11 @@ static HANDLE rw_event(int *own) {
   return event;
 }
 
-static int rw_is_async(HANDLE h) {
+static int rw_is_async(int fd, HANDLE h) {
+  /* A read end a watch set holds was found asynchronous at its add, and
+   * stays what it was while registered (anypipe.c). */
+  if (anypoll__anypipe_noted(fd, h))
+    return 1;
   struct anypoll__gate gate;
   if (anypoll__gate_begin(&gate, h))
     return 0; /* a helper read of ours is pending: a synchronous pipe */
@@ -159,7 +163,7 @@ int anypoll_read(int fd, void *buf, unsigned len) {
   HANDLE h = rw_handle(fd, buf, len);
   if (h == INVALID_HANDLE_VALUE)
     return -1;
-  if (!rw_is_async(h))
+  if (!rw_is_async(fd, h))
     return anypoll__sys_crt_read(fd, h, buf, len);
   if (len == 0)
     return 0; /* as read(): no I/O, no wait */
@@ -170,7 +174,7 @@ int anypoll_write(int fd, const void *buf, unsigned len) {
   HANDLE h = rw_handle(fd, buf, len);
   if (h == INVALID_HANDLE_VALUE)
     return -1;
-  if (!rw_is_async(h)) {
+  if (!rw_is_async(fd, h)) {
     int n = anypoll__sys_crt_write(fd, h, buf, len);
     /* The C runtime maps a pipe whose reader has gone (ERROR_NO_DATA, "the
      * pipe is being closed") to EINVAL; write() says EPIPE. */

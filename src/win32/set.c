@@ -226,6 +226,8 @@ static void iocp_unregister(struct anypoll__set *s, struct anypoll__reg *r) {
   iocp_stop(r);
   if (r->anypipe != NULL)
     anypoll__set_anypipe_detach(r);
+  if (r->noted)
+    anypoll__anypipe_unnote(r->fd, r->item.handle);
   r->deleted = 1;
   anypoll__set_unref(r);
 }
@@ -342,8 +344,11 @@ static int iocp_add(struct anypoll__set *s, int fd, unsigned events, void *data)
   if (item.kind == ANYPOLL_KIND_PIPE && !item.u.pipe.sole)
     s->has_dups = 1;
   if (item.kind == ANYPOLL_KIND_PIPE && item.u.pipe.readable &&
-      item.u.pipe.async)
+      item.u.pipe.async) {
     anypoll__set_anypipe_attach(r);
+    /* anypoll_read then knows it asynchronous without asking (anypipe.c). */
+    r->noted = anypoll__anypipe_note(fd, item.handle) == 0;
+  }
   s->by_fd[fd] = r;
   iocp_update_push(s, r);
   return 0;

@@ -39,6 +39,8 @@ static void iocp_notify(struct anypoll__watch_sub *sub) {
 
 short anypoll__set_pipe_check(struct anypoll__reg *r) {
   struct anypoll__set *s = r->set;
+  if (r->item.u.pipe.async)
+    return anypoll__pipe_check_async(&r->item, (short)(r->events & 0xffff));
   return anypoll__pipe_check_owner(&r->item, (short)(r->events & 0xffff),
                                    s->has_dups ? 0 : s->id);
 }

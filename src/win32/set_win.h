@@ -42,6 +42,7 @@ struct anypoll__reg {
   unsigned on_check : 1, on_update : 1;
   unsigned disabled : 1; /* ONESHOT reported; until mod */
   unsigned deleted : 1;  /* out of the table; freed with the last ref */
+  unsigned noted : 1;    /* an asynchronous read end noted in anypipe.c */
   int fd;
   unsigned events;
   void *data;

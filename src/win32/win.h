@@ -221,6 +221,11 @@ short anypoll__pipe_check_owner(const struct anypoll__item *item,
                                 short events, LONG64 skip_owner);
 /* The check of an entry that could not be armed, on a back-off round of
  * call call_id, while its other entries stay armed. */
+/* A pipe whose handle is known to be asynchronous (an anypoll_pipe read
+ * end a set holds): checked without the gate. */
+ANYPOLL__INTERNAL
+short anypoll__pipe_check_async(const struct anypoll__item *item,
+                                short events);
 ANYPOLL__INTERNAL
 short anypoll__pipe_check_unarmed(const struct anypoll__item *item,
                                   short events, LONG64 call_id);
@@ -509,6 +514,20 @@ ANYPOLL__INTERNAL
 BOOL anypoll__sys_associate(HANDLE h, HANDLE port, ULONG_PTR key);
 ANYPOLL__INTERNAL
 int anypoll__sys_dissociate(HANDLE h);
+/* anypipe.c: the anypoll_pipe read ends that a watch set holds, as
+ * (descriptor, handle) pairs, counted (one per set). The rule that a
+ * descriptor is deleted before it is closed keeps a noted pair valid, so
+ * anypoll_read takes a noted one as asynchronous without asking the file
+ * object (a query, and behind the gate a comparison with every read parked
+ * on a synchronous pipe when the handle has company: the set's own
+ * duplicate of it is that company). note: 0, or -1 when out of memory (the
+ * pair is then asked about as any other). */
+ANYPOLL__INTERNAL
+int anypoll__anypipe_note(int fd, HANDLE h);
+ANYPOLL__INTERNAL
+void anypoll__anypipe_unnote(int fd, HANDLE h);
+ANYPOLL__INTERNAL
+int anypoll__anypipe_noted(int fd, HANDLE h);
 /* anypipe.c: the name prefix of anypoll_pipe's pipes. */
 #define ANYPOLL__ANYPIPE_PREFIX L"\\\\.\\pipe\\anypoll-pipe-"
 
