@@ -150,6 +150,10 @@ enum wait_kind {
                     one, the idle ones _pipe() pipes (a read parked on
                     each): the anypoll_pipe end is checked and read without
                     comparing it with those reads */
+  SET_TWO,       /* SET_WOKEN on pipes, the woken one also in a second set
+                    that holds the idle ones (a read parked on each, owned
+                    by that set): the first set's check of it must not
+                    compare it with those reads */
   SET_AREAD,     /* SET_WOKEN on pipes, the byte read with anypoll_read:
                     its gate must not compare the pipe with every helper
                     read the set keeps parked on the idle ones */
@@ -189,6 +193,8 @@ static const struct scenario scenarios[] = {
   { "set-anypipe-1", SET_ANYPIPE, 2, 0, 0, 0 },
   { "set-anypipe-64", SET_ANYPIPE, 65, 0, 0, 0 },
   { "set-anypipe-1000", SET_ANYPIPE, 1001, 0, 0, 0 },
+  { "set-twosets-1", SET_TWO, 2, 0, 0, 0 },
+  { "set-twosets-1000", SET_TWO, 1001, 0, 0, 0 },
   { "set-anymix-1", SET_ANYMIX, 2, 0, 0, 0 },
   { "set-anymix-1000", SET_ANYMIX, 1001, 0, 0, 0 },
   { "set-socket-1", SET_WOKEN, 0, 2, 1, 0 },
@@ -200,6 +206,7 @@ static const struct scenario scenarios[] = {
 #define SCENARIO_COUNT (int)(sizeof scenarios / sizeof scenarios[0])
 
 static void *set_state;
+static void *other_set; /* SET_TWO: the set of the idle pipes */
 
 static void one_wait(const struct scenario *s, struct pollfd *fds, int n,
                      HANDLE pipe0, SOCKET sock0) {
@@ -216,6 +223,7 @@ static void one_wait(const struct scenario *s, struct pollfd *fds, int n,
       die("anypoll_read");
     break;
   }
+  case SET_TWO:
   case SET_WOKEN: {
     struct anypoll_event ev[4];
     int r = anypoll__set_default_backend.wait(set_state, ev, 4, -1);
@@ -342,7 +350,8 @@ static void run(const struct scenario *s, int k, int warmup) {
     w.count = warmup + k;
     /* A set's wait looks at the woken entry only. */
     double settle = s->kind == SET_WOKEN || s->kind == SET_ANYPIPE ||
-                            s->kind == SET_AREAD || s->kind == SET_ANYMIX
+                            s->kind == SET_AREAD || s->kind == SET_ANYMIX ||
+                            s->kind == SET_TWO
                         ? 0
                         : SETTLE_PER_ENTRY_MS * n;
     if (settle < SETTLE_MIN_MS)
@@ -354,14 +363,29 @@ static void run(const struct scenario *s, int k, int warmup) {
   }
 
   if (s->kind == SET_WOKEN || s->kind == SET_ANYPIPE || s->kind == SET_AREAD ||
-      s->kind == SET_ANYMIX) {
+      s->kind == SET_ANYMIX || s->kind == SET_TWO) {
     set_state = anypoll__set_default_backend.create();
     if (set_state == NULL)
       die("set create");
-    for (int i = 0; i < n; i++)
-      if (anypoll__set_default_backend.ctl(set_state, ANYPOLL__SET_ADD,
+    if (s->kind == SET_TWO) {
+      other_set = anypoll__set_default_backend.create();
+      if (other_set == NULL)
+        die("set create");
+    }
+    for (int i = 0; i < n; i++) {
+      void *in = s->kind == SET_TWO && i > 0 ? other_set : set_state;
+      if (anypoll__set_default_backend.ctl(in, ANYPOLL__SET_ADD,
                                            (int)fds[i].fd, POLLIN, NULL) != 0)
         die("set add");
+    }
+    if (other_set != NULL) {
+      /* Its reads parked (the wait arms them), the woken pipe in it too. */
+      struct anypoll_event ev[4];
+      if (anypoll__set_default_backend.ctl(other_set, ANYPOLL__SET_ADD,
+                                           (int)fds[0].fd, POLLIN, NULL) != 0)
+        die("set add");
+      anypoll__set_default_backend.wait(other_set, ev, 4, 0);
+    }
   }
 
   char text[160];
@@ -387,6 +411,10 @@ static void run(const struct scenario *s, int k, int warmup) {
   if (set_state != NULL) {
     anypoll__set_default_backend.destroy(set_state);
     set_state = NULL;
+  }
+  if (other_set != NULL) {
+    anypoll__set_default_backend.destroy(other_set);
+    other_set = NULL;
   }
   for (int i = 0; i < s->pipes; i++) {
     _close((int)fds[i].fd);
