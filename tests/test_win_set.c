@@ -14,6 +14,7 @@
 
 #include "set.h"
 #include "test.h"
+#include "win32/win.h"
 
 #define B anypoll__set_default_backend
 
@@ -406,4 +407,88 @@ TEST(set_win_pipe_closed_before_del_model) {
   ASSERT_EQ(tp_child_status("set-close del"), 86);
   ASSERT_EQ(tp_child_status("set-close free"), 86);
   ASSERT_EQ(tp_child_status("set-close del-first"), 0);
+}
+
+/* A packet the set posts can fail (PostQueuedCompletionStatus takes
+ * non-paged pool): the wake-up must come all the same, later. A helper's
+ * notification of a synchronous pipe whose post fails once: */
+TEST(set_win_failed_post_retried) {
+  int p[2];
+  tp_pipe(p);
+  void *s = B.create();
+  ASSERT(s != NULL);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN, NULL), 0);
+  struct anypoll_event ev[4];
+  ASSERT_EQ(B.wait(s, ev, 4, 50), 0); /* the helper's read is parked */
+  anypoll__test_post_fails = 1;
+  ASSERT_EQ(_write(p[1], "x", 1), 1);
+  ASSERT_EQ(B.wait(s, ev, 4, 5000), 1);
+  ASSERT_EQ(ev[0].fd, p[0]);
+  ASSERT_EQ(ev[0].events, (unsigned)POLLIN);
+  ASSERT_EQ(anypoll__test_post_fails, 0); /* the failure did happen */
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_DEL, p[0], 0, NULL), 0);
+  ASSERT_EQ(B.destroy(s), 0);
+  _close(p[0]);
+  _close(p[1]);
+}
+
+struct wait_call {
+  void *s;
+  struct anypoll_event ev[4];
+  int result;
+};
+
+static DWORD WINAPI wait_thread(void *arg) {
+  struct wait_call *w = arg;
+  w->result = B.wait(w->s, w->ev, 4, 10000);
+  return 0;
+}
+
+/* ...and an add that must wake a waiter (its entry is ready) whose wake-up
+ * post fails once: the waiter still reports it, long before its timeout.
+ * Then a set freed while a failed post is listed for its retry (the
+ * second set) must neither hang nor touch freed memory. */
+TEST(set_win_failed_wake_retried) {
+  int idle[2], ready[2];
+  tp_pipe(idle);
+  tp_pipe(ready);
+  void *s = B.create();
+  ASSERT(s != NULL);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, idle[0], POLLIN, NULL), 0);
+  struct wait_call w;
+  memset(&w, 0, sizeof w);
+  w.s = s;
+  w.result = -2;
+  HANDLE t = CreateThread(NULL, 0, wait_thread, &w, 0, NULL);
+  ASSERT(t != NULL);
+  Sleep(200); /* the waiter sleeps in the port */
+  ASSERT_EQ(_write(ready[1], "y", 1), 1);
+  anypoll__test_post_fails = 1;
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, ready[0], POLLIN, (void *)5), 0);
+  ASSERT_EQ(WaitForSingleObject(t, 8000), WAIT_OBJECT_0);
+  CloseHandle(t);
+  ASSERT_EQ(anypoll__test_post_fails, 0);
+  ASSERT_EQ(w.result, 1);
+  ASSERT_EQ(w.ev[0].fd, ready[0]);
+  ASSERT(w.ev[0].data == (void *)5);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_DEL, idle[0], 0, NULL), 0);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_DEL, ready[0], 0, NULL), 0);
+  ASSERT_EQ(B.destroy(s), 0);
+
+  void *s2 = B.create();
+  ASSERT(s2 != NULL);
+  ASSERT_EQ(B.ctl(s2, ANYPOLL__SET_ADD, idle[0], POLLIN, NULL), 0);
+  ASSERT_EQ(B.wait(s2, w.ev, 4, 50), 0);
+  anypoll__test_post_fails = 1;
+  ASSERT_EQ(_write(idle[1], "z", 1), 1);
+  /* The helper's post fails and is listed; free the set before it is due. */
+  for (int i = 0; i < 500 && anypoll__test_post_fails != 0; i++)
+    Sleep(1);
+  ASSERT_EQ(anypoll__test_post_fails, 0);
+  ASSERT_EQ(B.ctl(s2, ANYPOLL__SET_DEL, idle[0], 0, NULL), 0);
+  ASSERT_EQ(B.destroy(s2), 0);
+  for (int i = 0; i < 2; i++) {
+    _close(idle[i]);
+    _close(ready[i]);
+  }
 }

@@ -75,6 +75,7 @@ ANYPOLL__INTERNAL volatile LONG anypoll__test_fail_base_handle;
 ANYPOLL__INTERNAL volatile LONG anypoll__test_bsp_poll_asked;
 ANYPOLL__INTERNAL volatile LONG anypoll__test_cancel_misses;
 ANYPOLL__INTERNAL volatile LONG anypoll__test_cancel_tries;
+ANYPOLL__INTERNAL volatile LONG anypoll__test_post_fails;
 
 int anypoll__test_should_fail(void) {
   for (;;) {

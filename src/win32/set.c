@@ -81,11 +81,8 @@ static void iocp_update_remove(struct anypoll__set *s, struct anypoll__reg *r) {
 }
 
 static void iocp_wake_one(struct anypoll__set *s) {
-  if (s->waiters > 0) {
-    InterlockedIncrement(&s->queued);
-    if (!PostQueuedCompletionStatus(s->port, 0, ANYPOLL_SET_KEY_WAKE, NULL))
-      InterlockedDecrement(&s->queued);
-  }
+  if (s->waiters > 0)
+    anypoll__set_post_wake(s);
 }
 
 /* How many packets a removal should ask the port for, under the lock: as
@@ -210,6 +207,11 @@ void *anypoll__set_iocp_create(void) {
     free(s);
     return NULL;
   }
+  if (anypoll__set_retry_init(s) != 0) {
+    CloseHandle(s->port);
+    free(s);
+    return NULL;
+  }
   return s;
 }
 
@@ -282,6 +284,7 @@ int anypoll__set_iocp_destroy(void *state) {
     for (ULONG i = 0; i < got; i++)
       iocp_take_packet(s, &e[i]);
   }
+  anypoll__set_retry_end(s);
   anypoll__set_anypipe_free_all(s);
   ReleaseSRWLockExclusive(&s->lock);
   if (s->afd != NULL)

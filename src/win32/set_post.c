@@ -12,6 +12,28 @@ void anypoll__set_unref(struct anypoll__reg *r) {
     free(r);
 }
 
+/* PostQueuedCompletionStatus allocates its packet from non-paged pool and
+ * fails when there is none. A packet that is not posted is a wake-up lost:
+ * a waiter asleep with no timeout would never report the entry. So a
+ * failed post is kept and made again by the set's retry timer, every
+ * RETRY_MS until it goes through (or the registration stops). The timer
+ * was made with the set, so arming it cannot fail. */
+#define RETRY_MS 10
+
+static int post(struct anypoll__set *s, ULONG_PTR key, OVERLAPPED *ov) {
+  return !anypoll__test_post_fail() &&
+         PostQueuedCompletionStatus(s->port, 0, key, ov);
+}
+
+static void retry_arm(struct anypoll__set *s) {
+  /* A negative due time is relative, in 100 ns units. */
+  LONGLONG due = -(LONGLONG)RETRY_MS * 10000;
+  FILETIME ft;
+  ft.dwLowDateTime = (DWORD)due;
+  ft.dwHighDateTime = (DWORD)((ULONGLONG)due >> 32);
+  SetThreadpoolTimer(s->retry_timer, &ft, 0, 0);
+}
+
 void anypoll__set_post(struct anypoll__reg *r) {
   if (r->stopping || InterlockedCompareExchange(&r->posted, 1, 0) != 0)
     return;
@@ -19,13 +41,79 @@ void anypoll__set_post(struct anypoll__reg *r) {
   InterlockedIncrement(&r->refs);
   InterlockedIncrement(&s->inflight);
   InterlockedIncrement(&s->queued);
-  if (!PostQueuedCompletionStatus(s->port, 0, ANYPOLL_SET_KEY_REG,
-                                  (OVERLAPPED *)r)) {
-    /* Out of non-paged pool: the registration would be lost. Nothing can
-     * be done from a callback; its next check (any mod) finds it. */
-    InterlockedDecrement(&s->queued);
-    InterlockedDecrement(&s->inflight);
-    InterlockedExchange(&r->posted, 0);
+  if (post(s, ANYPOLL_SET_KEY_REG, (OVERLAPPED *)r))
+    return;
+  InterlockedDecrement(&s->queued);
+  InterlockedDecrement(&s->inflight);
+  InterlockedExchange(&r->posted, 0);
+  /* The list keeps the reference the packet would have held. */
+  AcquireSRWLockExclusive(&s->retry_lock);
+  if (!r->retrying) {
+    r->retrying = 1;
+    r->retry_next = s->retry_head;
+    s->retry_head = r;
+    r = NULL;
+  }
+  retry_arm(s);
+  ReleaseSRWLockExclusive(&s->retry_lock);
+  if (r != NULL)
+    anypoll__set_unref(r); /* already listed */
+}
+
+void anypoll__set_post_wake(struct anypoll__set *s) {
+  InterlockedIncrement(&s->queued);
+  if (post(s, ANYPOLL_SET_KEY_WAKE, NULL))
+    return;
+  InterlockedDecrement(&s->queued);
+  AcquireSRWLockExclusive(&s->retry_lock);
+  s->wake_retry = 1;
+  retry_arm(s);
+  ReleaseSRWLockExclusive(&s->retry_lock);
+}
+
+static void CALLBACK retry_cb(PTP_CALLBACK_INSTANCE inst, void *ctx,
+                              PTP_TIMER timer) {
+  (void)inst;
+  (void)timer;
+  struct anypoll__set *s = ctx;
+  AcquireSRWLockExclusive(&s->retry_lock);
+  struct anypoll__reg *list = s->retry_head;
+  int wake = s->wake_retry;
+  s->retry_head = NULL;
+  s->wake_retry = 0;
+  for (struct anypoll__reg *r = list; r != NULL; r = r->retry_next)
+    r->retrying = 0;
+  ReleaseSRWLockExclusive(&s->retry_lock);
+  /* A post that fails again lists its registration again. */
+  while (list != NULL) {
+    struct anypoll__reg *r = list;
+    list = r->retry_next;
+    anypoll__set_post(r);
+    anypoll__set_unref(r);
+  }
+  if (wake)
+    anypoll__set_post_wake(s);
+}
+
+int anypoll__set_retry_init(struct anypoll__set *s) {
+  InitializeSRWLock(&s->retry_lock);
+  s->retry_timer = CreateThreadpoolTimer(retry_cb, s, NULL);
+  if (s->retry_timer == NULL)
+    return anypoll__set_errno_win(GetLastError());
+  return 0;
+}
+
+void anypoll__set_retry_end(struct anypoll__set *s) {
+  /* Every registration is stopping, so a callback still to run posts
+   * nothing and lists nothing: cancel the timer, wait for a running one. */
+  SetThreadpoolTimer(s->retry_timer, NULL, 0, 0);
+  WaitForThreadpoolTimerCallbacks(s->retry_timer, TRUE);
+  CloseThreadpoolTimer(s->retry_timer);
+  struct anypoll__reg *list = s->retry_head;
+  s->retry_head = NULL;
+  while (list != NULL) {
+    struct anypoll__reg *r = list;
+    list = r->retry_next;
     anypoll__set_unref(r);
   }
 }

@@ -50,6 +50,9 @@ struct anypoll__reg {
   volatile LONG refs;
   volatile LONG posted; /* a KEY_REG packet of it is in the port */
   volatile LONG stopping; /* del/mod/free: callbacks post nothing more */
+  /* On the set's retry list (set_post.c), under its retry_lock. */
+  struct anypoll__reg *retry_next;
+  LONG retrying;
   /* Pipes (set_pipe.c). */
   /* A synchronous read end's subscription to the helper read (watch.c);
    * sub.watch is NULL while not subscribed. */
@@ -105,12 +108,28 @@ struct anypoll__set {
    * port (under the lock): while there are any, a packet can be in the port
    * uncounted. */
   int afd_out;
+  /* Posts that failed (out of non-paged pool), posted again by retry_timer
+   * (set_post.c); retry_head and wake_retry under retry_lock, a leaf lock
+   * taken from any thread. */
+  SRWLOCK retry_lock;
+  struct anypoll__reg *retry_head;
+  int wake_retry;
+  PTP_TIMER retry_timer;
 };
 
 /* set_post.c: queues a KEY_REG packet for r unless one is in the port already
  * or r is stopping; from any thread, never waits. */
 ANYPOLL__INTERNAL
 void anypoll__set_post(struct anypoll__reg *r);
+/* set_post.c: wakes one waiter (a KEY_WAKE packet); from any thread. */
+ANYPOLL__INTERNAL
+void anypoll__set_post_wake(struct anypoll__set *s);
+/* set_post.c: the retry timer, made with the set (0, or -1 and errno), and
+ * ended before it is freed, once no registration can post any more. */
+ANYPOLL__INTERNAL
+int anypoll__set_retry_init(struct anypoll__set *s);
+ANYPOLL__INTERNAL
+void anypoll__set_retry_end(struct anypoll__set *s);
 /* set_post.c: drops a reference; frees r with the last. */
 ANYPOLL__INTERNAL
 void anypoll__set_unref(struct anypoll__reg *r);

@@ -544,7 +544,9 @@ int anypoll__anypipe_noted(int fd, HANDLE h);
  * anypoll__test_cancel_misses: a disarming call's CancelSynchronousIo on a
  * helper is taken to have found no I/O, as on Windows when the helper's
  * read is queued behind a synchronous read that is not ours (watch.c);
- * anypoll__test_cancel_tries counts the attempts. */
+ * anypoll__test_cancel_tries counts the attempts.
+ * anypoll__test_post_fails: the next that many packets a watch set posts
+ * to its port fail as if non-paged pool were exhausted (set_post.c). */
 #ifdef ANYPOLL_TEST_HOOKS
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_fail_resources;
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_fail_skip;
@@ -564,11 +566,22 @@ static inline int anypoll__test_cancel_miss(void) {
   InterlockedIncrement(&anypoll__test_cancel_tries);
   return anypoll__test_cancel_misses != 0;
 }
+ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_post_fails;
+static inline int anypoll__test_post_fail(void) {
+  for (;;) {
+    LONG n = anypoll__test_post_fails;
+    if (n <= 0)
+      return 0;
+    if (InterlockedCompareExchange(&anypoll__test_post_fails, n - 1, n) == n)
+      return 1;
+  }
+}
 #else
 static inline int anypoll__test_should_fail(void) { return 0; }
 static inline int anypoll__test_base_handle_fails(void) { return 0; }
 static inline void anypoll__test_note_bsp_poll(void) {}
 static inline int anypoll__test_cancel_miss(void) { return 0; }
+static inline int anypoll__test_post_fail(void) { return 0; }
 #endif
 
 /* socket.c: a new handle to the AFD driver (for IOCTL_AFD_POLL), or
