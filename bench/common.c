@@ -58,6 +58,10 @@ static int strategy_of(const char *name, struct bench_strategy *s) {
     s->backend = BENCH_SET;
     return 1;
   }
+  if (strcmp(name, "aset") == 0) {
+    s->backend = BENCH_ASET;
+    return 1;
+  }
   if (strcmp(name, "event") == 0) {
     /* What a program gets from anypoll_poll: the point of the library. */
     s->backend = ANYPOLL_BACKEND_DEFAULT;
@@ -97,7 +101,7 @@ int bench_strategies(const char *list, struct bench_strategy *out) {
 int bench_wait(const struct bench_strategy *s, struct pollfd *fds, int n) {
   if (s->backend == BENCH_BLOCKING)
     return 1;
-  if (s->backend == BENCH_SET) {
+  if (s->backend == BENCH_SET || s->backend == BENCH_ASET) {
     fprintf(stderr, "bench: the set strategy needs bench_set_open\n");
     exit(2);
   }
@@ -355,6 +359,10 @@ void bench_writer_close(long long writer) {
   CloseHandle((HANDLE)(uintptr_t)writer);
 }
 
+long bench_anypoll_read(int fd, void *buf, size_t len) {
+  return anypoll_read(fd, buf, (unsigned)len);
+}
+
 long bench_read(int fd, void *buf, size_t len) {
   return _read(fd, buf, (unsigned)len);
 }
@@ -549,6 +557,10 @@ long bench_writer_write(long long writer, const void *buf, size_t len) {
 
 void bench_writer_close(long long writer) {
   close((int)writer);
+}
+
+long bench_anypoll_read(int fd, void *buf, size_t len) {
+  return anypoll_read(fd, buf, (unsigned)len);
 }
 
 long bench_read(int fd, void *buf, size_t len) {

@@ -30,6 +30,9 @@
  * not in "all", because a wait on a set needs the set made beforehand with
  * bench_set_open). */
 #define BENCH_SET (-2)
+/* The watch set on pipes made with anypoll_pipe (read with anypoll_read):
+ * what a program that creates its own pipes for the set gets. */
+#define BENCH_ASET (-3)
 
 struct bench_strategy {
   const char *name;
@@ -97,6 +100,8 @@ int bench_pipe_reader(long long *writer);
 long bench_writer_write(long long writer, const void *buf, size_t len);
 void bench_writer_close(long long writer);
 long bench_read(int fd, void *buf, size_t len);
+/* A read through anypoll_read: the read end of an anypoll_pipe pipe. */
+long bench_anypoll_read(int fd, void *buf, size_t len);
 long bench_write(int fd, const void *buf, size_t len);
 void bench_close(int fd);
 int bench_devnull(void); /* /dev/null or NUL, for writing */

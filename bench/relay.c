@@ -75,8 +75,15 @@ static struct sample run_once(const struct bench_strategy *s, double mb,
                               long chunk, long work, unsigned pipe_size,
                               int devnull, unsigned char *buf, long rsize) {
   int data[2], idle[2];
-  bench_pipe(data, pipe_size);
-  bench_pipe(idle, pipe_size);
+  int aset = s->backend == BENCH_ASET;
+  if (aset) {
+    /* anypoll_pipe's capacity is fixed (64 KiB, --pipe-size's default). */
+    if (anypoll_pipe(data) != 0 || anypoll_pipe(idle) != 0)
+      bench_die("anypoll_pipe");
+  } else {
+    bench_pipe(data, pipe_size);
+    bench_pipe(idle, pipe_size);
+  }
   char mbs[32], chunks[32], works[32];
   snprintf(mbs, sizeof mbs, "%g", mb);
   snprintf(chunks, sizeof chunks, "%ld", chunk);
@@ -88,7 +95,8 @@ static struct sample run_once(const struct bench_strategy *s, double mb,
   bench_close(idle[1]);
 
   char r;
-  if (bench_read(data[0], &r, 1) != 1 || r != 'R')
+  long (*rd)(int, void *, size_t) = aset ? bench_anypoll_read : bench_read;
+  if (rd(data[0], &r, 1) != 1 || r != 'R')
     bench_die("producer start");
   struct sample out = { 0, 0, 0, 0, 0 };
   struct pollfd fds[2];
@@ -99,7 +107,8 @@ static struct sample run_once(const struct bench_strategy *s, double mb,
   fds[1].events = POLLIN;
   /* The set is registered once, before the clock starts, as a program
    * would at start-up. */
-  anypoll_set *set = s->backend == BENCH_SET ? bench_set_open(fds, 2) : NULL;
+  anypoll_set *set = s->backend == BENCH_SET || aset ? bench_set_open(fds, 2)
+                                                     : NULL;
   double t0 = bench_now(), c0 = bench_cpu_fine(), s0 = bench_server_cpu();
   for (;;) {
     if (set != NULL)
@@ -123,7 +132,7 @@ static struct sample run_once(const struct bench_strategy *s, double mb,
       fprintf(stderr, "relay: idle pipe reported %#x\n", fds[1].revents);
       exit(2);
     }
-    long n = bench_read(data[0], buf, (size_t)rsize);
+    long n = rd(data[0], buf, (size_t)rsize);
     out.reads++;
     if (n < 0)
       bench_die("read");
@@ -167,9 +176,11 @@ int main(int argc, char **argv) {
     return 2;
   }
   struct bench_strategy st[BENCH_MAX_STRATEGIES];
-  /* "all" here also takes the watch set, which this program supports. */
+  /* "all" here also takes the watch set, on _pipe pipes (set) and on
+   * anypoll_pipe pipes (aset), which this program supports. */
   const char *list = bench_arg(argc, argv, "--strategies", "all");
-  int ns = bench_strategies(strcmp(list, "all") == 0 ? BENCH_ALL ",set" : list,
+  int ns = bench_strategies(strcmp(list, "all") == 0 ? BENCH_ALL ",set,aset"
+                                                     : list,
                             st);
   int blocking = -1, sleep1 = -1;
   for (int i = 0; i < ns; i++) {
