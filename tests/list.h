@@ -101,6 +101,7 @@ TEST_CASE_WIN(set_win_socket_closed_before_del)
 TEST_CASE_WIN(set_win_pipe_closed_before_del_model)
 TEST_CASE_WIN(set_win_failed_post_retried)
 TEST_CASE_WIN(set_win_failed_wake_retried)
+TEST_CASE_WIN(set_win_failed_posts_relisted)
 /* test_win_file_lock.c: Windows only: the file-object lock (its model,
  * and waits that must not hold up a call of the program) */
 TEST_CASE_WIN(lock_model_fires_both_orders)

@@ -432,6 +432,50 @@ TEST(set_win_failed_post_retried) {
   _close(p[1]);
 }
 
+/* Several failed posts at once, and the retry's own posts failing again:
+ * the retry lists those anew, retries them 10 ms on, and still posts the
+ * rest in its first round. Every pipe is reported. */
+TEST(set_win_failed_posts_relisted) {
+  enum { N = 4 };
+  int p[N][2];
+  void *s = B.create();
+  ASSERT(s != NULL);
+  for (int i = 0; i < N; i++) {
+    tp_pipe(p[i]);
+    ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[i][0], POLLIN, NULL), 0);
+  }
+  struct anypoll_event ev[N];
+  ASSERT_EQ(B.wait(s, ev, N, 50), 0);
+  /* The N helpers' posts fail, then the first retry's first two. */
+  anypoll__test_post_fails = N + 2;
+  for (int i = 0; i < N; i++)
+    ASSERT_EQ(_write(p[i][1], "x", 1), 1);
+  int seen = 0;
+  /* The waits report the pipes already posted again and again (level-
+   * triggered) until the retry posts the others, 10 ms on. */
+  ULONGLONG until = GetTickCount64() + 5000;
+  while (seen != (1 << N) - 1 && GetTickCount64() < until) {
+    int n = B.wait(s, ev, N, 5000);
+    ASSERT(n >= 0);
+    for (int k = 0; k < n; k++)
+      for (int i = 0; i < N; i++)
+        if (ev[k].fd == p[i][0]) {
+          ASSERT_EQ(ev[k].events, (unsigned)POLLIN);
+          seen |= 1 << i;
+        }
+    if (n == 0)
+      break;
+  }
+  ASSERT_EQ(anypoll__test_post_fails, 0);
+  ASSERT_EQ(seen, (1 << N) - 1);
+  for (int i = 0; i < N; i++) {
+    ASSERT_EQ(B.ctl(s, ANYPOLL__SET_DEL, p[i][0], 0, NULL), 0);
+    _close(p[i][0]);
+    _close(p[i][1]);
+  }
+  ASSERT_EQ(B.destroy(s), 0);
+}
+
 struct wait_call {
   void *s;
   struct anypoll_event ev[4];

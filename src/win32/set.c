@@ -273,6 +273,7 @@ int anypoll__set_iocp_destroy(void *state) {
   for (int fd = 0; fd < s->cap; fd++)
     if (s->by_fd[fd] != NULL)
       iocp_unregister(s, s->by_fd[fd]);
+  anypoll__set_retry_end(s);
   /* Cancelled AFD polls and posted packets still hold their registrations:
    * collect them (a cancel completes promptly). */
   while (s->inflight > 0) {
@@ -284,7 +285,6 @@ int anypoll__set_iocp_destroy(void *state) {
     for (ULONG i = 0; i < got; i++)
       iocp_take_packet(s, &e[i]);
   }
-  anypoll__set_retry_end(s);
   anypoll__set_anypipe_free_all(s);
   ReleaseSRWLockExclusive(&s->lock);
   if (s->afd != NULL)

@@ -25,7 +25,13 @@ static int post(struct anypoll__set *s, ULONG_PTR key, OVERLAPPED *ov) {
          PostQueuedCompletionStatus(s->port, 0, key, ov);
 }
 
+/* Under retry_lock. Arming a timer again replaces its due time: failures
+ * coming faster than RETRY_MS would put the retry off for ever, so an
+ * armed timer is left as it is. */
 static void retry_arm(struct anypoll__set *s) {
+  if (s->retry_ending || s->retry_armed)
+    return; /* retry_ending: the set is being freed, nobody waits any more */
+  s->retry_armed = 1;
   /* A negative due time is relative, in 100 ns units. */
   LONGLONG due = -(LONGLONG)RETRY_MS * 10000;
   FILETIME ft;
@@ -81,13 +87,18 @@ static void CALLBACK retry_cb(PTP_CALLBACK_INSTANCE inst, void *ctx,
   int wake = s->wake_retry;
   s->retry_head = NULL;
   s->wake_retry = 0;
-  for (struct anypoll__reg *r = list; r != NULL; r = r->retry_next)
-    r->retrying = 0;
+  s->retry_armed = 0;
   ReleaseSRWLockExclusive(&s->retry_lock);
-  /* A post that fails again lists its registration again. */
+  /* Each entry stays marked listed until just before its post: a failing
+   * post of it from another thread meanwhile only drops its reference,
+   * and one after the mark is cleared lists it anew, through retry_next,
+   * which is read here first, under the lock. */
   while (list != NULL) {
     struct anypoll__reg *r = list;
+    AcquireSRWLockExclusive(&s->retry_lock);
     list = r->retry_next;
+    r->retrying = 0;
+    ReleaseSRWLockExclusive(&s->retry_lock);
     anypoll__set_post(r);
     anypoll__set_unref(r);
   }
@@ -104,8 +115,15 @@ int anypoll__set_retry_init(struct anypoll__set *s) {
 }
 
 void anypoll__set_retry_end(struct anypoll__set *s) {
-  /* Every registration is stopping, so a callback still to run posts
-   * nothing and lists nothing: cancel the timer, wait for a running one. */
+  /* Called before the port is drained: a callback that read a
+   * registration's stopping flag just before del set it may still post,
+   * and its packet must be in the port when the drain counts what is owed.
+   * After the wait below, every registration is stopping, so nothing posts
+   * or lists any more; retry_ending keeps a failed wake-up from arming the
+   * timer after the cancel (its callback would run on a freed set). */
+  AcquireSRWLockExclusive(&s->retry_lock);
+  s->retry_ending = 1;
+  ReleaseSRWLockExclusive(&s->retry_lock);
   SetThreadpoolTimer(s->retry_timer, NULL, 0, 0);
   WaitForThreadpoolTimerCallbacks(s->retry_timer, TRUE);
   CloseThreadpoolTimer(s->retry_timer);

@@ -114,6 +114,8 @@ struct anypoll__set {
   SRWLOCK retry_lock;
   struct anypoll__reg *retry_head;
   int wake_retry;
+  int retry_armed;  /* the timer is due: not armed again before it fires */
+  int retry_ending; /* set_free: the timer is not armed again */
   PTP_TIMER retry_timer;
 };
 
