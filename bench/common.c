@@ -111,6 +111,11 @@ int bench_wait(const struct bench_strategy *s, struct pollfd *fds, int n) {
   return r;
 }
 
+/* The same on every platform: anypoll_read is the portable call. */
+long bench_anypoll_read(int fd, void *buf, size_t len) {
+  return anypoll_read(fd, buf, (unsigned)len);
+}
+
 anypoll_set *bench_set_open(struct pollfd *fds, int n) {
   anypoll_set *set = anypoll_set_new();
   if (set == NULL)
@@ -359,10 +364,6 @@ void bench_writer_close(long long writer) {
   CloseHandle((HANDLE)(uintptr_t)writer);
 }
 
-long bench_anypoll_read(int fd, void *buf, size_t len) {
-  return anypoll_read(fd, buf, (unsigned)len);
-}
-
 long bench_read(int fd, void *buf, size_t len) {
   return _read(fd, buf, (unsigned)len);
 }
@@ -557,10 +558,6 @@ long bench_writer_write(long long writer, const void *buf, size_t len) {
 
 void bench_writer_close(long long writer) {
   close((int)writer);
-}
-
-long bench_anypoll_read(int fd, void *buf, size_t len) {
-  return anypoll_read(fd, buf, (unsigned)len);
 }
 
 long bench_read(int fd, void *buf, size_t len) {

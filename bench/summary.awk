@@ -27,7 +27,8 @@ function read_figures(p,   e, s, y, b, w, a) {
       "cost:\n    event %s,%s%s sleep1 %s, yield %s%s.\n", pct(e), \
       (w >= 0 ? " set " pct(w) "," : ""), (a >= 0 ? " aset " pct(a) "," : ""), \
       pct(s), pct(y), \
-      (e < 0.995 || s < 0.995 || y < 0.995 || (w >= 0 && w < 0.995)) ? \
+      (e < 0.995 || s < 0.995 || y < 0.995 || (w >= 0 && w < 0.995) || \
+       (a >= 0 && a < 0.995)) ? \
       " (below 1.00: fewer, larger reads than blocking, or noise)" : ""
   e = v(p, "s3", "event"); s = v(p, "s3", "sleep1"); y = v(p, "s3", "yield")
   if (e >= 0 && s >= 0 && y >= 0)

@@ -77,17 +77,29 @@ ANYPOLL__INTERNAL volatile LONG anypoll__test_cancel_misses;
 ANYPOLL__INTERNAL volatile LONG anypoll__test_cancel_tries;
 ANYPOLL__INTERNAL volatile LONG anypoll__test_post_fails;
 
-int anypoll__test_should_fail(void) {
+/* Takes one from a countdown that other threads may take from too: 1 when
+ * there was one to take. */
+static int test_take_one(volatile LONG *count) {
   for (;;) {
-    LONG n = anypoll__test_fail_resources;
+    LONG n = *count;
     if (n <= 0)
       return 0;
-    if (anypoll__test_fail_skip > 0) {
-      InterlockedDecrement(&anypoll__test_fail_skip);
-      return 0;
-    }
-    if (InterlockedCompareExchange(&anypoll__test_fail_resources, n - 1, n) == n)
+    if (InterlockedCompareExchange(count, n - 1, n) == n)
       return 1;
   }
+}
+
+int anypoll__test_should_fail(void) {
+  if (anypoll__test_fail_resources <= 0)
+    return 0;
+  if (anypoll__test_fail_skip > 0) {
+    InterlockedDecrement(&anypoll__test_fail_skip);
+    return 0;
+  }
+  return test_take_one(&anypoll__test_fail_resources);
+}
+
+int anypoll__test_post_fail(void) {
+  return test_take_one(&anypoll__test_post_fails);
 }
 #endif

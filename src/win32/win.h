@@ -567,15 +567,8 @@ static inline int anypoll__test_cancel_miss(void) {
   return anypoll__test_cancel_misses != 0;
 }
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_post_fails;
-static inline int anypoll__test_post_fail(void) {
-  for (;;) {
-    LONG n = anypoll__test_post_fails;
-    if (n <= 0)
-      return 0;
-    if (InterlockedCompareExchange(&anypoll__test_post_fails, n - 1, n) == n)
-      return 1;
-  }
-}
+ANYPOLL__INTERNAL
+int anypoll__test_post_fail(void);
 #else
 static inline int anypoll__test_should_fail(void) { return 0; }
 static inline int anypoll__test_base_handle_fails(void) { return 0; }
