@@ -99,7 +99,7 @@ struct waiter {
   int busy;           /* a wait owns this waiter */
   int in_poll;        /* inside anypoll_poll */
   int signalled;      /* a byte is in the pipe */
-  unsigned long rounds; /* anypoll_poll calls finished */
+  unsigned long long epoch; /* the set's epoch when that call began */
   struct pollfd *fds; /* the array of the current wait, fds[0] the pipe */
   unsigned long long *ids; /* ids[k]: the id of fds[k]'s entry */
   size_t cap;
@@ -114,6 +114,7 @@ struct pset {
   size_t index_cap;
   size_t rot;    /* where the next wait starts: after the last reported */
   unsigned long long next_id;
+  unsigned long long epoch; /* advanced by each del (wait_for_pollers) */
   struct waiter *waiters;
 };
 
@@ -237,13 +238,18 @@ static void remove_at(struct pset *s, size_t pos) {
 
 /* Returns once no waiter that was inside anypoll_poll on entry is still in
  * that same call: the descriptor just removed is then in no running call.
- * Under the lock, which it releases while it waits. */
+ * Under the lock, which it releases while it waits. A call begun after the
+ * entry (its array built without the descriptor) is not waited for: each
+ * call notes the epoch it began in, and this one starts a new epoch. Were
+ * every call waited for, a waiter that came back to wait while this one
+ * slept would be waited for too, in a call that nothing wakes: the wake-up
+ * byte went only to the calls running at the del (a hang that
+ * stress_set_oneshot_bytes_exact found). */
 static void wait_for_pollers(struct pset *s) {
-  for (struct waiter *w = s->waiters; w != NULL; w = w->next) {
-    unsigned long rounds = w->rounds;
-    while (w->in_poll && w->rounds == rounds)
+  unsigned long long mine = ++s->epoch;
+  for (struct waiter *w = s->waiters; w != NULL; w = w->next)
+    while (w->in_poll && w->epoch < mine)
       cond_wait(&s->done, &s->lock);
-  }
 }
 
 int anypoll__set_poll_ctl(void *state, int op, int fd, unsigned events,
@@ -399,13 +405,13 @@ int anypoll__set_poll_wait(void *state, struct anypoll_event *out, int max,
       m++;
     }
     w->in_poll = 1;
+    w->epoch = s->epoch;
     lock_give(&s->lock);
     int r = anypoll_poll(w->fds, (anypoll_nfds_t)m,
                          pset_remaining_ms(timeout_ms, deadline));
     int poll_errno = errno;
     lock_take(&s->lock);
     w->in_poll = 0;
-    w->rounds++;
     cond_wake_all(&s->done);
     if (w->signalled) {
       char b;

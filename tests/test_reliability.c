@@ -755,3 +755,235 @@ TEST(bad_input_never_opened_fds) {
   tp_close(p[0]);
   tp_close(p[1]);
 }
+
+/* ---- 7. The watch set under load -----------------------------------------
+ * Producers write random chunks into synchronous pipes, anypoll_pipe pipes
+ * and TCP sockets; several threads wait on one set holding them all with
+ * ANYPOLL_ONESHOT, each reading once per event and re-arming with mod.
+ * Meanwhile a churn thread adds and deletes always-ready pipes. Every byte
+ * must arrive once and in order (counts and checksums), one-shot must
+ * never hand one entry to two threads at once, and an added ready entry
+ * must wake a waiter. The watchdog turns a lost wake-up into a failure. */
+
+#define SET_STREAMS_EACH 4
+#define SET_STREAMS (3 * SET_STREAMS_EACH)
+#define SET_WAITERS 3
+#define SET_CHURN 4
+
+struct set_stream {
+  int rd;                /* the end the set watches */
+  int wr;                /* the producer's end */
+  int is_socket;
+  atomic_int held;       /* 1 while a waiter owns its one-shot report */
+  long long bytes;       /* read so far, by whichever waiter held it */
+  uint64_t hash;
+  int ended;
+};
+
+struct set_stress {
+  anypoll_set *set;
+  struct set_stream st[SET_STREAMS];
+  int churn_rd[SET_CHURN], churn_wr[SET_CHURN];
+  char churn_tag[SET_CHURN];
+  char quit_tag;
+  atomic_int ended;      /* streams that reached end of file */
+  atomic_long churn_seen[SET_CHURN];
+  atomic_int churn_stop;
+  struct watchdog wd;
+  uint64_t seed;
+};
+
+struct set_waiter {
+  struct set_stress *s;
+  int id;
+  long waits, events;
+};
+
+static void set_stress_read(struct set_stress *s, struct set_stream *st,
+                            unsigned revents) {
+  /* One-shot: nobody else may hold this entry until the mod below. */
+  ASSERT_EQ(atomic_exchange(&st->held, 1), 0);
+  ASSERT(!st->ended);
+  ASSERT((revents & (POLLIN | POLLHUP)) != 0);
+  ASSERT_EQ(revents & ~(unsigned)(POLLIN | POLLHUP), 0u);
+  unsigned char buf[2048];
+  long n = st->is_socket ? tp_recv(st->rd, buf, sizeof buf)
+                         : anypoll_read(st->rd, buf, sizeof buf);
+  ASSERT_GE(n, 0);
+  if (n == 0) {
+    st->ended = 1;
+    ASSERT_EQ(anypoll_set_del(s->set, st->rd), 0);
+    atomic_store(&st->held, 0);
+    atomic_fetch_add(&s->ended, 1);
+    return;
+  }
+  st->hash = hash_bytes(st->hash, buf, n);
+  st->bytes += n;
+  atomic_store(&st->held, 0);
+  ASSERT_EQ(anypoll_set_mod(s->set, st->rd, POLLIN | ANYPOLL_ONESHOT, st),
+            0);
+}
+
+static void set_waiter_main(void *arg) {
+  struct set_waiter *w = arg;
+  struct set_stress *s = w->s;
+  uint64_t r = rnd_init(s->seed + 100 + (uint64_t)w->id);
+  static const int timeouts[] = { 0, 1, 20, -1 };
+  for (;;) {
+    struct anypoll_event ev[4];
+    int max = 1 + (int)(rnd(&r) % 4);
+    int n = anypoll_set_wait(s->set, ev, max, timeouts[rnd(&r) % 4]);
+    ASSERT_GE(n, 0);
+    ASSERT_LE(n, max);
+    w->waits++;
+    for (int i = 0; i < n; i++) {
+      atomic_fetch_add(&s->wd.progress, 1);
+      w->events++;
+      if (ev[i].data == &s->quit_tag)
+        return;
+      if (ev[i].data >= (void *)s->churn_tag &&
+          ev[i].data < (void *)(s->churn_tag + SET_CHURN)) {
+        /* Reported once (one-shot) and left disabled: the churn thread
+         * deletes it. */
+        ASSERT_EQ(ev[i].events, (unsigned)POLLIN);
+        atomic_fetch_add(&s->churn_seen[(char *)ev[i].data - s->churn_tag],
+                         1);
+        continue;
+      }
+      struct set_stream *st = ev[i].data;
+      ASSERT(st >= s->st && st < s->st + SET_STREAMS);
+      ASSERT_EQ(ev[i].fd, st->rd);
+      set_stress_read(s, st, ev[i].events);
+    }
+  }
+}
+
+/* Adds and deletes always-ready pipes while the waiters wait. Every 8th add
+ * waits until a waiter has reported it before going on: the add of a ready
+ * entry must wake a waiter, also under load. */
+static void set_churn_main(void *arg) {
+  struct set_stress *s = arg;
+  uint64_t r = rnd_init(s->seed + 7);
+  int in[SET_CHURN] = { 0 };
+  long op = 0;
+  while (!atomic_load(&s->churn_stop)) {
+    int c = (int)(rnd(&r) % SET_CHURN);
+    if (in[c]) {
+      ASSERT_EQ(anypoll_set_del(s->set, s->churn_rd[c]), 0);
+      in[c] = 0;
+    } else {
+      long seen = atomic_load(&s->churn_seen[c]);
+      ASSERT_EQ(anypoll_set_add(s->set, s->churn_rd[c],
+                                POLLIN | ANYPOLL_ONESHOT, &s->churn_tag[c]),
+                0);
+      in[c] = 1;
+      if (++op % 8 == 0) {
+        while (atomic_load(&s->churn_seen[c]) == seen)
+          tp_sleep_ms(1);
+        atomic_fetch_add(&s->wd.progress, 1);
+      }
+    }
+    tp_sleep_ms((int)(rnd(&r) % 3));
+  }
+  for (int c = 0; c < SET_CHURN; c++)
+    if (in[c])
+      ASSERT_EQ(anypoll_set_del(s->set, s->churn_rd[c]), 0);
+}
+
+TEST(stress_set_oneshot_bytes_exact) {
+  static struct set_stress s;
+  memset(&s, 0, sizeof s);
+  s.seed = stress_seed();
+  s.set = tp_set_new();
+  struct producer prod[SET_STREAMS];
+  tp_thread *pt[SET_STREAMS], *wt[SET_WAITERS];
+  struct set_waiter w[SET_WAITERS];
+  for (int i = 0; i < SET_STREAMS; i++) {
+    struct set_stream *st = &s.st[i];
+    int fds[2];
+    int kind = i % 3;
+    if (kind == 0)
+      tp_pipe(fds);
+    else if (kind == 1)
+      ASSERT_EQ(anypoll_pipe(fds), 0);
+    else
+      tp_tcp_pair(fds);
+    st->rd = fds[0];
+    st->wr = fds[1];
+    st->is_socket = kind == 2;
+    atomic_init(&st->held, 0);
+    st->hash = HASH_START;
+    ASSERT_EQ(anypoll_set_add(s.set, st->rd, POLLIN | ANYPOLL_ONESHOT, st),
+              0);
+  }
+  for (int c = 0; c < SET_CHURN; c++) {
+    int fds[2];
+    tp_pipe(fds);
+    s.churn_rd[c] = fds[0];
+    s.churn_wr[c] = fds[1];
+    ASSERT_EQ(tp_write(fds[1], "c", 1), 1);
+  }
+  watchdog_start(&s.wd, "stress_set_oneshot_bytes_exact", 30000, NULL);
+  for (int i = 0; i < SET_WAITERS; i++) {
+    w[i].s = &s;
+    w[i].id = i;
+    w[i].waits = w[i].events = 0;
+    wt[i] = tp_thread_start(set_waiter_main, &w[i]);
+  }
+  tp_thread *ct = tp_thread_start(set_churn_main, &s);
+  for (int i = 0; i < SET_STREAMS; i++) {
+    prod[i].fd = s.st[i].wr;
+    prod[i].is_socket = s.st[i].is_socket;
+    prod[i].chunks = 400 * stress_scale();
+    prod[i].seed = s.seed + 1000 + (uint64_t)i;
+    pt[i] = tp_thread_start(producer_main, &prod[i]);
+  }
+  for (int i = 0; i < SET_STREAMS; i++)
+    tp_thread_join(pt[i]);
+  while (atomic_load(&s.ended) < SET_STREAMS)
+    tp_sleep_ms(5);
+  atomic_store(&s.churn_stop, 1);
+  tp_thread_join(ct);
+  /* Level-triggered and never read: every waiter sees it, also one
+   * asleep with no timeout. */
+  int q[2];
+  tp_pipe(q);
+  ASSERT_EQ(tp_write(q[1], "q", 1), 1);
+  ASSERT_EQ(anypoll_set_add(s.set, q[0], POLLIN, &s.quit_tag), 0);
+  long waits = 0, events = 0;
+  for (int i = 0; i < SET_WAITERS; i++) {
+    tp_thread_join(wt[i]);
+    waits += w[i].waits;
+    events += w[i].events;
+  }
+  watchdog_stop(&s.wd);
+  long long total = 0;
+  for (int i = 0; i < SET_STREAMS; i++) {
+    ASSERT(s.st[i].ended);
+    ASSERT_EQ(s.st[i].bytes, prod[i].bytes);
+    ASSERT(s.st[i].hash == prod[i].hash);
+    total += s.st[i].bytes;
+  }
+  long churn_seen = 0;
+  for (int c = 0; c < SET_CHURN; c++)
+    churn_seen += atomic_load(&s.churn_seen[c]);
+  ASSERT_GT(churn_seen, 0);
+  ASSERT_EQ(anypoll_set_del(s.set, q[0]), 0);
+  ASSERT_EQ(anypoll_set_free(s.set), 0);
+  for (int i = 0; i < SET_STREAMS; i++) {
+    tp_close(s.st[i].rd);
+    if (s.st[i].is_socket)
+      tp_close(s.st[i].wr); /* a pipe's writer closed it at its end */
+  }
+  for (int c = 0; c < SET_CHURN; c++) {
+    tp_close(s.churn_rd[c]);
+    tp_close(s.churn_wr[c]);
+  }
+  tp_close(q[0]);
+  tp_close(q[1]);
+  printf("stress_set_oneshot_bytes_exact (%s): %lld bytes over %d streams "
+         "(%d each: pipes, anypoll_pipe pipes, sockets), %d waiters, %ld "
+         "waits, %ld events, %ld churn reports\n", tp_set_backend_name(),
+         total, SET_STREAMS, SET_STREAMS_EACH, SET_WAITERS, waits, events,
+         churn_seen);
+}
