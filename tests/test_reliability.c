@@ -759,23 +759,37 @@ TEST(bad_input_never_opened_fds) {
 /* ---- 7. The watch set under load -----------------------------------------
  * Producers write random chunks into synchronous pipes, anypoll_pipe pipes
  * and TCP sockets; several threads wait on one set holding them all with
- * ANYPOLL_ONESHOT, each reading once per event and re-arming with mod.
- * Meanwhile a churn thread adds and deletes always-ready pipes. Every byte
- * must arrive once and in order (counts and checksums), one-shot must
- * never hand one entry to two threads at once, and an added ready entry
- * must wake a waiter. The watchdog turns a lost wake-up into a failure. */
+ * ANYPOLL_ONESHOT, each reading once per report and re-arming with mod.
+ * Meanwhile a churn thread deletes and adds back the data streams (while
+ * armed: a parked helper read, a pending zero-byte read or AFD poll) and
+ * always-ready pipes. Every byte must arrive once and in order (counts and
+ * checksums), a one-shot registration must never be reported to two
+ * threads at once, and an added ready entry must wake a waiter. The
+ * watchdog turns a lost wake-up into a failure. */
 
 #define SET_STREAMS_EACH 4
 #define SET_STREAMS (3 * SET_STREAMS_EACH)
 #define SET_WAITERS 3
 #define SET_CHURN 4
 
+struct set_stream;
+
+/* One registration of a stream: its data pointer in the set. A report of
+ * a registration that churn has since replaced is stale and dropped. */
+struct set_token {
+  struct set_stream *st;
+  atomic_int held; /* 1 while a waiter owns its one-shot report */
+  struct set_token *next;
+};
+
 struct set_stream {
-  int rd;                /* the end the set watches */
-  int wr;                /* the producer's end */
+  int rd;          /* the end the set watches */
+  int wr;          /* the producer's end */
   int is_socket;
-  atomic_int held;       /* 1 while a waiter owns its one-shot report */
-  long long bytes;       /* read so far, by whichever waiter held it */
+  atomic_flag lock; /* a waiter's read and mod, or churn's del and add */
+  struct set_token *cur; /* the registration in the set; under lock */
+  struct set_token *tokens; /* every one made, freed at the end */
+  long long bytes; /* read so far, by whichever waiter held it */
   uint64_t hash;
   int ended;
 };
@@ -786,8 +800,10 @@ struct set_stress {
   int churn_rd[SET_CHURN], churn_wr[SET_CHURN];
   char churn_tag[SET_CHURN];
   char quit_tag;
-  atomic_int ended;      /* streams that reached end of file */
+  atomic_int ended; /* streams that reached end of file */
   atomic_long churn_seen[SET_CHURN];
+  atomic_long stale;    /* reports of replaced registrations, dropped */
+  long restreams;       /* data streams deleted and added back */
   atomic_int churn_stop;
   struct watchdog wd;
   uint64_t seed;
@@ -799,13 +815,45 @@ struct set_waiter {
   long waits, events;
 };
 
-static void set_stress_read(struct set_stress *s, struct set_stream *st,
+static void stream_lock(struct set_stream *st) {
+  while (atomic_flag_test_and_set(&st->lock))
+    tp_sleep_ms(0);
+}
+
+static void stream_unlock(struct set_stream *st) {
+  atomic_flag_clear(&st->lock);
+}
+
+/* A new registration of st in the set; under st's lock. */
+static void stream_register(struct set_stress *s, struct set_stream *st) {
+  struct set_token *t = calloc(1, sizeof *t);
+  ASSERT(t != NULL);
+  t->st = st;
+  atomic_init(&t->held, 0);
+  t->next = st->tokens;
+  st->tokens = t;
+  st->cur = t;
+  ASSERT_EQ(anypoll_set_add(s->set, st->rd, POLLIN | ANYPOLL_ONESHOT, t),
+            0);
+}
+
+static void set_stress_read(struct set_stress *s, struct set_token *t,
                             unsigned revents) {
-  /* One-shot: nobody else may hold this entry until the mod below. */
-  ASSERT_EQ(atomic_exchange(&st->held, 1), 0);
-  ASSERT(!st->ended);
+  struct set_stream *st = t->st;
+  /* One-shot: nobody else may hold this registration's report until the
+   * mod below re-arms it. */
+  ASSERT_EQ(atomic_exchange(&t->held, 1), 0);
   ASSERT((revents & (POLLIN | POLLHUP)) != 0);
   ASSERT_EQ(revents & ~(unsigned)(POLLIN | POLLHUP), 0u);
+  stream_lock(st);
+  if (t != st->cur) {
+    /* Reported just before churn replaced it: the new registration
+     * reports whatever is still there. */
+    atomic_fetch_add(&s->stale, 1);
+    stream_unlock(st);
+    return;
+  }
+  ASSERT(!st->ended);
   unsigned char buf[2048];
   long n = st->is_socket ? tp_recv(st->rd, buf, sizeof buf)
                          : anypoll_read(st->rd, buf, sizeof buf);
@@ -813,15 +861,16 @@ static void set_stress_read(struct set_stress *s, struct set_stream *st,
   if (n == 0) {
     st->ended = 1;
     ASSERT_EQ(anypoll_set_del(s->set, st->rd), 0);
-    atomic_store(&st->held, 0);
+    st->cur = NULL;
+    stream_unlock(st);
     atomic_fetch_add(&s->ended, 1);
     return;
   }
   st->hash = hash_bytes(st->hash, buf, n);
   st->bytes += n;
-  atomic_store(&st->held, 0);
-  ASSERT_EQ(anypoll_set_mod(s->set, st->rd, POLLIN | ANYPOLL_ONESHOT, st),
-            0);
+  atomic_store(&t->held, 0);
+  ASSERT_EQ(anypoll_set_mod(s->set, st->rd, POLLIN | ANYPOLL_ONESHOT, t), 0);
+  stream_unlock(st);
 }
 
 static void set_waiter_main(void *arg) {
@@ -843,47 +892,58 @@ static void set_waiter_main(void *arg) {
         return;
       if (ev[i].data >= (void *)s->churn_tag &&
           ev[i].data < (void *)(s->churn_tag + SET_CHURN)) {
-        /* Reported once (one-shot) and left disabled: the churn thread
-         * deletes it. */
+        /* Reported once (one-shot) and left disabled: churn deletes it. */
         ASSERT_EQ(ev[i].events, (unsigned)POLLIN);
         atomic_fetch_add(&s->churn_seen[(char *)ev[i].data - s->churn_tag],
                          1);
         continue;
       }
-      struct set_stream *st = ev[i].data;
-      ASSERT(st >= s->st && st < s->st + SET_STREAMS);
-      ASSERT_EQ(ev[i].fd, st->rd);
-      set_stress_read(s, st, ev[i].events);
+      struct set_token *t = ev[i].data;
+      ASSERT(t->st >= s->st && t->st < s->st + SET_STREAMS);
+      ASSERT_EQ(ev[i].fd, t->st->rd);
+      set_stress_read(s, t, ev[i].events);
     }
   }
 }
 
-/* Adds and deletes always-ready pipes while the waiters wait. Every 8th add
- * waits until a waiter has reported it before going on: the add of a ready
- * entry must wake a waiter, also under load. */
+/* Half of its moves delete a data stream and add it back, whatever state
+ * its registration is in; the other half add or delete an always-ready
+ * pipe, and every 8th such add waits until a waiter has reported it: the
+ * add of a ready entry must wake a waiter, also under load. */
 static void set_churn_main(void *arg) {
   struct set_stress *s = arg;
   uint64_t r = rnd_init(s->seed + 7);
   int in[SET_CHURN] = { 0 };
   long op = 0;
   while (!atomic_load(&s->churn_stop)) {
-    int c = (int)(rnd(&r) % SET_CHURN);
-    if (in[c]) {
-      ASSERT_EQ(anypoll_set_del(s->set, s->churn_rd[c]), 0);
-      in[c] = 0;
+    if (rnd(&r) % 2 == 0) {
+      struct set_stream *st = &s->st[rnd(&r) % SET_STREAMS];
+      stream_lock(st);
+      if (!st->ended) {
+        ASSERT_EQ(anypoll_set_del(s->set, st->rd), 0);
+        stream_register(s, st);
+        s->restreams++;
+      }
+      stream_unlock(st);
     } else {
-      long seen = atomic_load(&s->churn_seen[c]);
-      ASSERT_EQ(anypoll_set_add(s->set, s->churn_rd[c],
-                                POLLIN | ANYPOLL_ONESHOT, &s->churn_tag[c]),
-                0);
-      in[c] = 1;
-      if (++op % 8 == 0) {
-        while (atomic_load(&s->churn_seen[c]) == seen)
-          tp_sleep_ms(1);
-        atomic_fetch_add(&s->wd.progress, 1);
+      int c = (int)(rnd(&r) % SET_CHURN);
+      if (in[c]) {
+        ASSERT_EQ(anypoll_set_del(s->set, s->churn_rd[c]), 0);
+        in[c] = 0;
+      } else {
+        long seen = atomic_load(&s->churn_seen[c]);
+        ASSERT_EQ(anypoll_set_add(s->set, s->churn_rd[c],
+                                  POLLIN | ANYPOLL_ONESHOT, &s->churn_tag[c]),
+                  0);
+        in[c] = 1;
+        if (++op % 8 == 0) {
+          while (atomic_load(&s->churn_seen[c]) == seen)
+            tp_sleep_ms(1);
+          atomic_fetch_add(&s->wd.progress, 1);
+        }
       }
     }
-    tp_sleep_ms((int)(rnd(&r) % 3));
+    tp_sleep_ms(rnd(&r) % 4 == 0 ? 1 : 0);
   }
   for (int c = 0; c < SET_CHURN; c++)
     if (in[c])
@@ -911,10 +971,9 @@ TEST(stress_set_oneshot_bytes_exact) {
     st->rd = fds[0];
     st->wr = fds[1];
     st->is_socket = kind == 2;
-    atomic_init(&st->held, 0);
+    atomic_flag_clear(&st->lock);
     st->hash = HASH_START;
-    ASSERT_EQ(anypoll_set_add(s.set, st->rd, POLLIN | ANYPOLL_ONESHOT, st),
-              0);
+    stream_register(&s, st);
   }
   for (int c = 0; c < SET_CHURN; c++) {
     int fds[2];
@@ -974,6 +1033,11 @@ TEST(stress_set_oneshot_bytes_exact) {
     tp_close(s.st[i].rd);
     if (s.st[i].is_socket)
       tp_close(s.st[i].wr); /* a pipe's writer closed it at its end */
+    while (s.st[i].tokens != NULL) {
+      struct set_token *t = s.st[i].tokens;
+      s.st[i].tokens = t->next;
+      free(t);
+    }
   }
   for (int c = 0; c < SET_CHURN; c++) {
     tp_close(s.churn_rd[c]);
@@ -983,7 +1047,9 @@ TEST(stress_set_oneshot_bytes_exact) {
   tp_close(q[1]);
   printf("stress_set_oneshot_bytes_exact (%s): %lld bytes over %d streams "
          "(%d each: pipes, anypoll_pipe pipes, sockets), %d waiters, %ld "
-         "waits, %ld events, %ld churn reports\n", tp_set_backend_name(),
-         total, SET_STREAMS, SET_STREAMS_EACH, SET_WAITERS, waits, events,
+         "waits, %ld events; %ld streams deleted and added back (%ld stale "
+         "reports dropped), %ld reports of added ready pipes\n",
+         tp_set_backend_name(), total, SET_STREAMS, SET_STREAMS_EACH,
+         SET_WAITERS, waits, events, s.restreams, atomic_load(&s.stale),
          churn_seen);
 }
