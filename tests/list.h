@@ -176,3 +176,4 @@ TEST_CASE_SET(anypoll_write_epipe_after_reader_closes)
 TEST_CASE_SET(anypoll_read_write_bad_arguments)
 /* test_reliability.c: the set under load. */
 TEST_CASE_SET(stress_set_oneshot_bytes_exact)
+TEST_CASE_SET(stress_set_mod_flips_direction)
