@@ -1093,7 +1093,7 @@ TEST(stress_set_mod_flips_direction) {
   anypoll_set *set = tp_set_new();
   tp_thread *et[FLIP_PAIRS];
   uint64_t r = rnd_init(stress_seed() + 11);
-  long rounds = 200 * stress_scale();
+  long rounds = 100 * stress_scale();
   for (int i = 0; i < FLIP_PAIRS; i++) {
     int fds[2];
     tp_tcp_pair(fds);
