@@ -107,13 +107,25 @@ void tp_close_reset(int fd) {
 }
 
 void tp_close(int fd) {
-  /* A socket must be closed by Winsock; the C runtime's CloseHandle of the
-   * already closed handle then only frees the descriptor. Between the two,
-   * a handle made by another thread can take the freed value and be closed
-   * by mistake: sockets are closed where no other thread makes handles
-   * (tp_close_early is for the other cases). */
-  if (is_socket(fd))
-    closesocket(sock_of(fd));
+  /* A socket must be closed by Winsock, but _close, which frees the
+   * descriptor, calls CloseHandle on it. Closing the socket first and then
+   * the descriptor closes the value twice, and the second close hits any
+   * handle that another thread was given that value for meanwhile. Under
+   * Wine that is any thread in any wait or blocking call (the server hands
+   * out handles for APCs and for pending I/O): it closed a waiting
+   * thread's APC handle, which hung that wait for good, and a blocking
+   * recv's I/O handle, which failed the recv (docs/reliability.md). So the
+   * socket is protected from CloseHandle while _close frees the
+   * descriptor, and then closed once, by Winsock. */
+  if (is_socket(fd)) {
+    HANDLE h = (HANDLE)sock_of(fd);
+    CHECK(SetHandleInformation(h, HANDLE_FLAG_PROTECT_FROM_CLOSE,
+                               HANDLE_FLAG_PROTECT_FROM_CLOSE));
+    _close(fd); /* fails to close the handle, frees the descriptor */
+    CHECK(SetHandleInformation(h, HANDLE_FLAG_PROTECT_FROM_CLOSE, 0));
+    CHECK(closesocket((SOCKET)h) == 0);
+    return;
+  }
   _close(fd);
 }
 
@@ -130,10 +142,18 @@ void tp_close_early(int fd) {
 }
 
 void tp_close_early_done(int fd) {
-  if (fd == early_fd) {
-    early_fd = -1;
-    _close(fd);
-  }
+  if (fd != early_fd)
+    return;
+  early_fd = -1;
+  /* The descriptor's handle value was freed by closesocket: if it names a
+   * handle again, that handle is someone else's and is kept from _close's
+   * CloseHandle. */
+  HANDLE h = (HANDLE)_get_osfhandle(fd);
+  int kept = SetHandleInformation(h, HANDLE_FLAG_PROTECT_FROM_CLOSE,
+                                  HANDLE_FLAG_PROTECT_FROM_CLOSE) != 0;
+  _close(fd);
+  if (kept)
+    SetHandleInformation(h, HANDLE_FLAG_PROTECT_FROM_CLOSE, 0);
 }
 
 int tp_socket_is_nonblocking(int fd) {

@@ -10,6 +10,7 @@
 #  include <pthread.h>
 #  include <time.h>
 #endif
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,11 +21,22 @@
 
 void tp_fail(const char *file, int line, const char *what, long long a,
              long long b, int show) {
+  /* The error codes as the failed check left them: what a call that
+   * returned -1 set (a Winsock call sets only WSAGetLastError, a Win32 call
+   * only GetLastError). */
+  int err = errno;
+  char more[64] = "";
+#ifdef _WIN32
+  snprintf(more, sizeof more, "; Win32 error %lu, Winsock error %d",
+           (unsigned long)GetLastError(), WSAGetLastError());
+#endif
   if (show)
-    fprintf(stderr, "%s:%d: assertion failed: %s (%lld vs %lld)\n", file,
-            line, what, a, b);
+    fprintf(stderr,
+            "%s:%d: assertion failed: %s (%lld vs %lld; errno %d: %s%s)\n",
+            file, line, what, a, b, err, strerror(err), more);
   else
-    fprintf(stderr, "%s:%d: assertion failed: %s\n", file, line, what);
+    fprintf(stderr, "%s:%d: assertion failed: %s (errno %d: %s%s)\n", file,
+            line, what, err, strerror(err), more);
   fflush(stderr);
   exit(1);
 }
