@@ -29,9 +29,10 @@
  * with no port, Windows 8.1 and later), after the pending read has been
  * cancelled and has completed, so that the pipe can join another set
  * later. Where the system cannot end it (before Windows 8.1; Wine 8) the
- * handle stays associated with the port until it is closed: another set then
- * takes the overlapped path, and the port, freed with the set, receives
- * nothing more from it.
+ * handle stays associated with the port until it is closed: another set, or
+ * this one after a del and a new add (a file object takes one association
+ * for its life), then takes the overlapped path, and the port, freed with
+ * the set, receives nothing more from it.
  *
  * Packets: the key of an association is its struct anypoll__anypipe,
  * which lives until the port is drained and closed (or the association
