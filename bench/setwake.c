@@ -139,8 +139,8 @@ int main(int argc, char **argv) {
    * pipes and thread are the block's own too: a pipe that was in an
    * earlier set is also a different case under Wine, which cannot end an
    * anypoll_pipe read end's association with the first set's port, so the
-   * next set waits on it through a thread-pool wait (src/win32/
-   * set_anypipe.c); sharing them made every block after the first about
+   * next set waits on it through a thread-pool wait (set_anypipe.c);
+   * sharing them made every block after the first about
    * 1.45x slower whatever its N. */
   static double v[MAX_N][2][MAX_REPS];
   double reg_s[MAX_N], first_s[MAX_N];

@@ -111,11 +111,9 @@ void tp_close(int fd) {
    * descriptor, calls CloseHandle on it. Closing the socket first and then
    * the descriptor closes the value twice, and the second close hits any
    * handle that another thread was given that value for meanwhile. Under
-   * Wine that is any thread in any wait or blocking call (the server hands
-   * out handles for APCs and for pending I/O): it closed a waiting
-   * thread's APC handle, which hung that wait for good, and a blocking
-   * recv's I/O handle, which failed the recv (docs/reliability.md). So the
-   * socket is protected from CloseHandle while _close frees the
+   * Wine that includes the handle a pending I/O request waits on: a
+   * blocking recv failed, and a wait never ended (docs/reliability.md).
+   * So the socket is protected from CloseHandle while _close frees the
    * descriptor, and then closed once, by Winsock. */
   if (is_socket(fd)) {
     HANDLE h = (HANDLE)sock_of(fd);
@@ -147,7 +145,8 @@ void tp_close_early_done(int fd) {
   early_fd = -1;
   /* The descriptor's handle value was freed by closesocket: if it names a
    * handle again, that handle is someone else's and is kept from _close's
-   * CloseHandle. */
+   * CloseHandle. (A handle made between the two calls is still closed:
+   * the window is narrowed to them, not shut.) */
   HANDLE h = (HANDLE)_get_osfhandle(fd);
   int kept = SetHandleInformation(h, HANDLE_FLAG_PROTECT_FROM_CLOSE,
                                   HANDLE_FLAG_PROTECT_FROM_CLOSE) != 0;

@@ -21,9 +21,9 @@
 
 void tp_fail(const char *file, int line, const char *what, long long a,
              long long b, int show) {
-  /* The error codes as the failed check left them: what a call that
-   * returned -1 set (a Winsock call sets only WSAGetLastError, a Win32 call
-   * only GetLastError). */
+  /* The error codes as the failed check left them. Microsoft documents
+   * GetLastError and WSAGetLastError apart (both per thread; in practice,
+   * and in Wine, the same value), so both are printed. */
   int err = errno;
   char more[64] = "";
 #ifdef _WIN32
