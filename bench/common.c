@@ -458,17 +458,7 @@ long bench_recv(int fd, void *buf, size_t len) {
   return recv(sock_of(fd), buf, (int)len, 0);
 }
 
-/* closesocket and then _close would close the handle value twice, the
- * second time perhaps another thread's new handle (tests/platform_win32.c,
- * tp_close): the socket is kept from _close's CloseHandle instead. */
-void bench_sock_close(int fd) {
-  HANDLE h = (HANDLE)sock_of(fd);
-  SetHandleInformation(h, HANDLE_FLAG_PROTECT_FROM_CLOSE,
-                       HANDLE_FLAG_PROTECT_FROM_CLOSE);
-  _close(fd);
-  SetHandleInformation(h, HANDLE_FLAG_PROTECT_FROM_CLOSE, 0);
-  closesocket((SOCKET)h);
-}
+void bench_sock_close(int fd) { anypoll_close(fd); }
 
 struct bench_child {
   HANDLE process;

@@ -260,6 +260,17 @@ ANYPOLL_EXTERN int anypoll_pipe(int fds[2]);
 ANYPOLL_EXTERN int anypoll_read(int fd, void *buf, unsigned len);
 ANYPOLL_EXTERN int anypoll_write(int fd, const void *buf, unsigned len);
 
+/* anypoll_close - close fd, as close() does: 0, or -1 with errno (EBADF: fd
+ * is not open; EINTR, EAGAIN, EIO: the socket's close failed). On POSIX it
+ * is close(). On Windows a socket wrapped with _open_osfhandle is closed
+ * by closesocket, once, and its descriptor freed: _close alone would call
+ * CloseHandle on the socket, which Winsock does not allow, and closesocket
+ * followed by _close closes the handle value a second time, perhaps after
+ * another thread was given it for a new handle. Any other descriptor is
+ * _close'd. The descriptor is freed even when -1 is returned. Delete fd
+ * from every watch set before closing it (anypoll_set_del). */
+ANYPOLL_EXTERN int anypoll_close(int fd);
+
 /* ---- Testing and benchmark interface -------------------------------------
  * Backends are selectable per call so the test suite can run once per
  * backend and the benchmarks can compare strategies side by side. Programs

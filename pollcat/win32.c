@@ -368,21 +368,12 @@ pc_sock pc_accept(pc_sock s, struct sockaddr_storage *addr, int *len) {
 
 void pc_sock_close(pc_sock s) { closesocket((SOCKET)s); }
 
-/* The C runtime descriptor must go (its table is finite) but _close would
- * CloseHandle the socket, which Winsock forbids; and closing the socket
- * first would let _close close whatever handle reuses its value (anypoll's
- * helper threads create handles at any time). So the handle is protected
- * while _close frees the descriptor (its CloseHandle fails), then closed
- * the proper way. */
+/* anypoll_close: the descriptor must go (the C runtime's table is finite),
+ * and _close alone would CloseHandle the socket, which Winsock forbids. */
 void pc_sock_io_close(struct pc_io *io) {
   if (io->fd < 0)
     return;
-  HANDLE h = (HANDLE)io->sock;
-  SetHandleInformation(h, HANDLE_FLAG_PROTECT_FROM_CLOSE,
-                       HANDLE_FLAG_PROTECT_FROM_CLOSE);
-  _close(io->fd);
-  SetHandleInformation(h, HANDLE_FLAG_PROTECT_FROM_CLOSE, 0);
-  closesocket((SOCKET)io->sock);
+  anypoll_close(io->fd);
   io->fd = -1;
 }
 

@@ -174,6 +174,7 @@ TEST_CASE_SET(anypoll_pipe_in_a_set)
 TEST_CASE_SET(anypoll_read_blocks_until_write_then_eof)
 TEST_CASE_SET(anypoll_write_epipe_after_reader_closes)
 TEST_CASE_SET(anypoll_read_write_bad_arguments)
+TEST_CASE_SET(anypoll_close_socket_and_pipes)
 /* test_reliability.c: the set under load. */
 TEST_CASE_SET(stress_set_oneshot_bytes_exact)
 TEST_CASE_SET(stress_set_mod_flips_direction)

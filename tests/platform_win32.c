@@ -107,21 +107,12 @@ void tp_close_reset(int fd) {
 }
 
 void tp_close(int fd) {
-  /* A socket must be closed by Winsock, but _close, which frees the
-   * descriptor, calls CloseHandle on it. Closing the socket first and then
-   * the descriptor closes the value twice, and the second close hits any
-   * handle that another thread was given that value for meanwhile. Under
-   * Wine that includes the handle a pending I/O request waits on: a
-   * blocking recv failed, and a wait never ended (docs/reliability.md).
-   * So the socket is protected from CloseHandle while _close frees the
-   * descriptor, and then closed once, by Winsock. */
+  /* anypoll_close: a socket must be closed by Winsock, once, and closing
+   * it twice (closesocket, then _close's CloseHandle) hit handles of other
+   * threads under Wine: a blocking recv failed, and a wait never ended
+   * (docs/reliability.md). */
   if (is_socket(fd)) {
-    HANDLE h = (HANDLE)sock_of(fd);
-    CHECK(SetHandleInformation(h, HANDLE_FLAG_PROTECT_FROM_CLOSE,
-                               HANDLE_FLAG_PROTECT_FROM_CLOSE));
-    _close(fd); /* fails to close the handle, frees the descriptor */
-    CHECK(SetHandleInformation(h, HANDLE_FLAG_PROTECT_FROM_CLOSE, 0));
-    CHECK(closesocket((SOCKET)h) == 0);
+    CHECK(anypoll_close(fd) == 0);
     return;
   }
   _close(fd);

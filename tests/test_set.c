@@ -876,6 +876,46 @@ TEST(anypoll_read_write_bad_arguments) {
   ASSERT_EQ(errno, EBADF);
 }
 
+/* anypoll_close closes every kind the same way: the peer sees the end,
+ * and the descriptor is free afterwards (a second close is EBADF). On
+ * Windows a socket takes the closesocket path, a pipe the _close one. */
+TEST(anypoll_close_socket_and_pipes) {
+  char b[4];
+  int s[2];
+  tp_tcp_pair(s);
+  ASSERT_EQ(anypoll_close(s[0]), 0);
+  struct pollfd fd;
+  tp_pfd(&fd, s[1], POLLIN);
+  ASSERT_EQ(tp_poll(&fd, 1, 10000), 1);
+  ASSERT_EQ(tp_recv(s[1], b, 1), 0); /* orderly end, nothing lost */
+  errno = 0;
+  ASSERT_EQ(anypoll_close(s[0]), -1);
+  ASSERT_EQ(errno, EBADF);
+  ASSERT_EQ(anypoll_close(s[1]), 0);
+
+  int p[2];
+  ASSERT_EQ(anypoll_pipe(p), 0);
+  ASSERT_EQ(anypoll_write(p[1], "x", 1), 1);
+  ASSERT_EQ(anypoll_close(p[1]), 0);
+  ASSERT_EQ(anypoll_read(p[0], b, sizeof b), 1); /* written before close */
+  ASSERT_EQ(anypoll_read(p[0], b, sizeof b), 0);
+  ASSERT_EQ(anypoll_close(p[0]), 0);
+  errno = 0;
+  ASSERT_EQ(anypoll_close(p[0]), -1);
+  ASSERT_EQ(errno, EBADF);
+
+  tp_pipe(p);
+  ASSERT_EQ(anypoll_close(p[0]), 0);
+  errno = 0;
+  ASSERT_EQ(anypoll_write(p[1], "x", 1), -1);
+  ASSERT_EQ(errno, EPIPE);
+  ASSERT_EQ(anypoll_close(p[1]), 0);
+
+  errno = 0;
+  ASSERT_EQ(anypoll_close(-1), -1);
+  ASSERT_EQ(errno, EBADF);
+}
+
 /* A mod starts afresh: a readiness the source found before it, still on
  * its way to the wait (on Windows, an AFD poll that completed and whose
  * packet is still in the port), is never reported after it. */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* anypoll_read and anypoll_write on POSIX: read() and write(). They exist
- * for Windows, where an anypoll_pipe read end is opened for overlapped I/O
- * and the C runtime's _read cannot read it (src/win32/rw.c); a program that
- * uses them reads and writes the same way on every platform. The count is
+/* anypoll_read, anypoll_write and anypoll_close on POSIX: read(), write()
+ * and close(). They exist for Windows, where an anypoll_pipe read end is
+ * opened for overlapped I/O and the C runtime's _read cannot read it, and
+ * where a socket wrapped in a descriptor cannot be closed with _close
+ * (src/win32/rw.c); a program that uses them reads, writes and closes the
+ * same way on every platform. The count is
  * an int, as _read's is: more than INT_MAX is EINVAL on both. */
 #include <errno.h>
 #include <limits.h>
@@ -25,3 +27,5 @@ int anypoll_write(int fd, const void *buf, unsigned len) {
   }
   return (int)write(fd, buf, len);
 }
+
+int anypoll_close(int fd) { return close(fd); }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* anypoll_read and anypoll_write on Windows.
+/* anypoll_read, anypoll_write and anypoll_close on Windows.
  *
  * On a handle opened for overlapped I/O (anypoll_pipe's read end, a socket,
  * a named pipe the program made so) they issue the overlapped ReadFile or
@@ -19,7 +19,11 @@
  * asynchronous is its FileModeInformation, asked through the gate (a
  * synchronous pipe with a helper read of ours pending cannot be asked, and
  * is synchronous). Only handles without a file position may be opened for
- * overlapped I/O here: the requests carry offset 0. */
+ * overlapped I/O here: the requests carry offset 0.
+ *
+ * anypoll_close closes a socket's descriptor with closesocket, once, and
+ * frees the descriptor without closing the handle twice (syscall.c says
+ * how); any other descriptor with _close. */
 #include <errno.h>
 #include <io.h>
 #include <limits.h>
@@ -185,4 +189,25 @@ int anypoll_write(int fd, const void *buf, unsigned len) {
   if (len == 0)
     return 0;
   return rw_overlapped(h, NULL, buf, len);
+}
+
+int anypoll_close(int fd) {
+  if (anypoll__win_init() != 0)
+    return -1;
+  /* The classification of anypoll_poll, gate included: asking a
+   * synchronous pipe with a read of ours parked on it whether it is a
+   * socket would wait for the read. */
+  struct anypoll__item item;
+  anypoll__classify((SOCKET)fd, &item);
+  /* Not open: the UCRT's _close would call the invalid-parameter handler,
+   * whose default ends the process; anypoll__sys_os_handle keeps it
+   * quiet. */
+  if (item.kind == ANYPOLL_KIND_IGNORED || anypoll__sys_os_handle(fd) == -1) {
+    errno = EBADF;
+    return -1;
+  }
+  if (item.kind != ANYPOLL_KIND_SOCKET)
+    return anypoll__sys_crt_close(fd);
+  int error = anypoll__sys_close_socket_fd(fd, item.handle);
+  return error != 0 ? anypoll__set_errno_win((DWORD)error) : 0;
 }

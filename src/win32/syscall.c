@@ -372,6 +372,43 @@ int anypoll__sys_crt_write(int fd, HANDLE h, const void *buf, unsigned len) {
   return n;
 }
 
+/* anypoll_close on a socket's descriptor (rw.c). A socket must be closed
+ * by Winsock, but _close, the only way to free the descriptor, calls
+ * CloseHandle on the socket's handle; and closesocket followed by _close
+ * closes the handle value twice, the second time perhaps a handle that
+ * another thread was given meanwhile (Windows reuses values at once; under
+ * Wine even a pending request's handle). So the handle is protected from
+ * CloseHandle while _close frees the descriptor (its CloseHandle fails;
+ * msvcrt and the UCRT free the slot all the same), and closed once, by
+ * closesocket. A value that cannot be protected is no kernel handle (a
+ * layered provider's socket): closesocket then _close is the only order
+ * left, and CloseHandle of a value that names nothing does no harm. Not
+ * announced to the lock model: no read of ours is ever pending on a socket.
+ * Returns 0, or the Winsock error of closesocket. */
+int anypoll__sys_close_socket_fd(int fd, HANDLE h) {
+  int error = 0;
+  if (SetHandleInformation(h, HANDLE_FLAG_PROTECT_FROM_CLOSE,
+                           HANDLE_FLAG_PROTECT_FROM_CLOSE)) {
+    _close(fd);
+    SetHandleInformation(h, HANDLE_FLAG_PROTECT_FROM_CLOSE, 0);
+    if (closesocket((SOCKET)h) != 0)
+      error = WSAGetLastError();
+  } else {
+    if (closesocket((SOCKET)h) != 0)
+      error = WSAGetLastError();
+    _close(fd);
+  }
+  return error;
+}
+
+/* anypoll_close on any other descriptor: the program's own close, made for
+ * it, and no more announced to the lock model than its own _close is. That
+ * it may wait behind a read of ours (a pipe still registered in a set, or
+ * being polled by another thread) is the header's rule for the program,
+ * as for _close (windows-design.md, "The program's own calls on a
+ * registered pipe"). */
+int anypoll__sys_crt_close(int fd) { return _close(fd); }
+
 /* The name of a pipe handle (NtQueryObject's ObjectNameInformation, which
  * the object manager answers; asked only of handles opened for overlapped
  * I/O, which have no file-object lock to wait behind), copied into name
