@@ -261,14 +261,15 @@ ANYPOLL_EXTERN int anypoll_read(int fd, void *buf, unsigned len);
 ANYPOLL_EXTERN int anypoll_write(int fd, const void *buf, unsigned len);
 
 /* anypoll_close - close fd, as close() does: 0, or -1 with errno (EBADF: fd
- * is not open; EINTR, EAGAIN, EIO: the socket's close failed). On POSIX it
- * is close(). On Windows a socket wrapped with _open_osfhandle is closed
- * by closesocket, once, and its descriptor freed: _close alone would call
- * CloseHandle on the socket, which Winsock does not allow, and closesocket
- * followed by _close closes the handle value a second time, perhaps after
- * another thread was given it for a new handle. Any other descriptor is
- * _close'd. The descriptor is freed even when -1 is returned. Delete fd
- * from every watch set before closing it (anypoll_set_del). */
+ * is not open; EIO: the system failed to close it). On POSIX it is close().
+ * On Windows a socket wrapped with _open_osfhandle is closed by closesocket,
+ * once, and its descriptor freed: _close alone would call CloseHandle on
+ * the socket, which Winsock does not allow, and closesocket followed by
+ * _close closes the handle value a second time, perhaps after another
+ * thread was given it for a new handle. A non-blocking socket whose
+ * SO_LINGER asks the close to wait is made blocking first, so that the
+ * close lingers as it does on Linux. Any other descriptor is _close'd.
+ * Delete fd from every watch set before closing it (anypoll_set_del). */
 ANYPOLL_EXTERN int anypoll_close(int fd);
 
 /* ---- Testing and benchmark interface -------------------------------------

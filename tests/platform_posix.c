@@ -112,6 +112,11 @@ void tp_socket_set_nonblocking(int fd, int on) {
   CHECK(fcntl(fd, F_SETFL, on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK) == 0);
 }
 
+void tp_socket_linger(int fd, int seconds) {
+  struct linger lg = { 1, seconds };
+  CHECK(setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg) == 0);
+}
+
 int tp_unused_fd(void) {
   int fd = dup(0);
   if (fd < 0)

@@ -169,6 +169,12 @@ void tp_socket_set_nonblocking(int fd, int on) {
   CHECK(ioctlsocket(sock_of(fd), FIONBIO, &v) == 0);
 }
 
+void tp_socket_linger(int fd, int seconds) {
+  struct linger lg = { 1, (u_short)seconds };
+  CHECK(setsockopt(sock_of(fd), SOL_SOCKET, SO_LINGER, (char *)&lg,
+                   sizeof lg) == 0);
+}
+
 int tp_unused_fd(void) {
   int fd = _dup(2);
   if (fd < 0)

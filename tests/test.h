@@ -97,6 +97,8 @@ void tp_close_early_done(int fd);
  * recv on an empty socket. */
 int tp_socket_is_nonblocking(int fd);
 void tp_socket_set_nonblocking(int fd, int on);
+/* SO_LINGER on, with a timeout of seconds. */
+void tp_socket_linger(int fd, int seconds);
 
 /* A descriptor number that is not open. */
 int tp_unused_fd(void);

@@ -893,6 +893,20 @@ TEST(anypoll_close_socket_and_pipes) {
   ASSERT_EQ(errno, EBADF);
   ASSERT_EQ(anypoll_close(s[1]), 0);
 
+  /* A non-blocking socket with unsent data whose SO_LINGER asks the close
+   * to wait: Windows' closesocket refuses that (WSAEWOULDBLOCK) and leaves
+   * the socket open; anypoll_close makes it blocking and closes it, which
+   * lingers (up to 1 s here) as close() does on Linux. */
+  tp_tcp_pair(s);
+  ASSERT(tp_fill_socket(s[0]) > 0);
+  tp_socket_set_nonblocking(s[0], 1);
+  tp_socket_linger(s[0], 1);
+  ASSERT_EQ(anypoll_close(s[0]), 0);
+  errno = 0;
+  ASSERT_EQ(anypoll_close(s[0]), -1);
+  ASSERT_EQ(errno, EBADF);
+  ASSERT_EQ(anypoll_close(s[1]), 0);
+
   int p[2];
   ASSERT_EQ(anypoll_pipe(p), 0);
   ASSERT_EQ(anypoll_write(p[1], "x", 1), 1);

@@ -27,10 +27,6 @@ static const struct {
   { ERROR_INVALID_HANDLE, EBADF },
   { WSAENOTSOCK, EBADF },
   { ERROR_OPERATION_ABORTED, EINTR },
-  /* closesocket (anypoll_close): a blocking close cancelled, and a
-   * non-blocking socket whose SO_LINGER asks it to wait. */
-  { WSAEINTR, EINTR },
-  { WSAEWOULDBLOCK, EAGAIN },
   { ERROR_CALL_NOT_IMPLEMENTED, ENOSYS },
   { ERROR_NOT_SUPPORTED, ENOSYS },
 };

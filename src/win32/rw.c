@@ -208,6 +208,6 @@ int anypoll_close(int fd) {
   }
   if (item.kind != ANYPOLL_KIND_SOCKET)
     return anypoll__sys_crt_close(fd);
-  int error = anypoll__sys_close_socket_fd(fd, item.handle);
-  return error != 0 ? anypoll__set_errno_win((DWORD)error) : 0;
+  DWORD error = anypoll__sys_close_socket_fd(fd, item.handle);
+  return error != 0 ? anypoll__set_errno_win(error) : 0;
 }

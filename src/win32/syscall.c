@@ -379,26 +379,36 @@ int anypoll__sys_crt_write(int fd, HANDLE h, const void *buf, unsigned len) {
  * another thread was given meanwhile (Windows reuses values at once; under
  * Wine even a pending request's handle). So the handle is protected from
  * CloseHandle while _close frees the descriptor (its CloseHandle fails;
- * msvcrt and the UCRT free the slot all the same), and closed once, by
- * closesocket. A value that cannot be protected is no kernel handle (a
- * layered provider's socket): closesocket then _close is the only order
- * left, and CloseHandle of a value that names nothing does no harm. Not
- * announced to the lock model: no read of ours is ever pending on a socket.
- * Returns 0, or the Winsock error of closesocket. */
-int anypoll__sys_close_socket_fd(int fd, HANDLE h) {
-  int error = 0;
-  if (SetHandleInformation(h, HANDLE_FLAG_PROTECT_FROM_CLOSE,
-                           HANDLE_FLAG_PROTECT_FROM_CLOSE)) {
-    _close(fd);
-    SetHandleInformation(h, HANDLE_FLAG_PROTECT_FROM_CLOSE, 0);
-    if (closesocket((SOCKET)h) != 0)
-      error = WSAGetLastError();
-  } else {
-    if (closesocket((SOCKET)h) != 0)
-      error = WSAGetLastError();
-    _close(fd);
-  }
-  return error;
+ * msvcrt and the UCRT free the slot all the same), its flag is put back as
+ * it was, and it is closed once, by closesocket. A value that cannot be
+ * protected is no open handle (a layered provider's socket is a kernel
+ * handle too, made by WPUCreateSocketHandle): then nothing is closed, the
+ * descriptor included, since its CloseHandle could hit a handle that
+ * another thread has been given that value for. closesocket of a
+ * non-blocking socket whose SO_LINGER asks for a wait fails with
+ * WSAEWOULDBLOCK and leaves the socket open; it is made blocking (which
+ * needs its event association cleared first) and closed again, lingering
+ * as close() does on Linux. Not announced to the lock model: no read of
+ * ours is ever pending on a socket. Returns 0, or a Win32/Winsock error. */
+DWORD anypoll__sys_close_socket_fd(int fd, HANDLE h) {
+  DWORD flags;
+  if (!GetHandleInformation(h, &flags) ||
+      !SetHandleInformation(h, HANDLE_FLAG_PROTECT_FROM_CLOSE,
+                            HANDLE_FLAG_PROTECT_FROM_CLOSE))
+    return GetLastError();
+  _close(fd);
+  SetHandleInformation(h, HANDLE_FLAG_PROTECT_FROM_CLOSE,
+                       flags & HANDLE_FLAG_PROTECT_FROM_CLOSE);
+  SOCKET s = (SOCKET)h;
+  if (closesocket(s) == 0)
+    return 0;
+  DWORD error = (DWORD)WSAGetLastError();
+  if (error != WSAEWOULDBLOCK)
+    return error;
+  u_long blocking = 0;
+  WSAEventSelect(s, NULL, 0);
+  ioctlsocket(s, FIONBIO, &blocking);
+  return closesocket(s) == 0 ? 0 : (DWORD)WSAGetLastError();
 }
 
 /* anypoll_close on any other descriptor: the program's own close, made for

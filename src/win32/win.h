@@ -507,7 +507,7 @@ int anypoll__sys_crt_read(int fd, HANDLE h, void *buf, unsigned len);
 ANYPOLL__INTERNAL
 int anypoll__sys_crt_write(int fd, HANDLE h, const void *buf, unsigned len);
 ANYPOLL__INTERNAL
-int anypoll__sys_close_socket_fd(int fd, HANDLE h);
+DWORD anypoll__sys_close_socket_fd(int fd, HANDLE h);
 ANYPOLL__INTERNAL
 int anypoll__sys_crt_close(int fd);
 /* anypoll_pipe's read ends (set_anypipe.c): the object's name, and the
