@@ -203,8 +203,22 @@ static tp_child *spawn_child(const char *args, BOOL inherit) {
   ZeroMemory(&si, sizeof si);
   si.cb = sizeof si;
   PROCESS_INFORMATION pi;
-  CHECK(CreateProcessA(exe, cmd, NULL, NULL, inherit, 0, NULL, NULL, &si,
-                       &pi));
+  /* Wine 8 now and then cannot start a process ("failed to map the shared
+   * user data", before the child runs any code; docs/reliability.md): the
+   * child exits at once and CreateProcess fails with ERROR_INTERNAL_ERROR.
+   * No code of anypoll takes part in starting a process, so that one
+   * error is tried again, twice at most, and said. */
+  BOOL ok = FALSE;
+  for (int attempt = 0; attempt < 3 && !ok; attempt++) {
+    ok = CreateProcessA(exe, cmd, NULL, NULL, inherit, 0, NULL, NULL, &si,
+                        &pi);
+    if (!ok && GetLastError() == ERROR_INTERNAL_ERROR && attempt < 2)
+      printf("spawn_child: CreateProcess failed with ERROR_INTERNAL_ERROR; "
+             "starting the child again\n");
+    else if (!ok)
+      break;
+  }
+  CHECK(ok);
   CloseHandle(pi.hThread);
   tp_child *c = malloc(sizeof *c);
   CHECK(c != NULL);
