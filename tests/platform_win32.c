@@ -208,15 +208,14 @@ static tp_child *spawn_child(const char *args, BOOL inherit) {
    * child exits at once and CreateProcess fails with ERROR_INTERNAL_ERROR.
    * No code of anypoll takes part in starting a process, so that one
    * error is tried again, twice at most, and said. */
-  BOOL ok = FALSE;
-  for (int attempt = 0; attempt < 3 && !ok; attempt++) {
+  BOOL ok;
+  for (int attempt = 1;; attempt++) {
     ok = CreateProcessA(exe, cmd, NULL, NULL, inherit, 0, NULL, NULL, &si,
                         &pi);
-    if (!ok && GetLastError() == ERROR_INTERNAL_ERROR && attempt < 2)
-      printf("spawn_child: CreateProcess failed with ERROR_INTERNAL_ERROR; "
-             "starting the child again\n");
-    else if (!ok)
+    if (ok || GetLastError() != ERROR_INTERNAL_ERROR || attempt == 3)
       break;
+    printf("spawn_child: CreateProcess failed with ERROR_INTERNAL_ERROR; "
+           "starting the child again\n");
   }
   CHECK(ok);
   CloseHandle(pi.hThread);

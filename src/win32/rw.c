@@ -194,18 +194,18 @@ int anypoll_write(int fd, const void *buf, unsigned len) {
 int anypoll_close(int fd) {
   if (anypoll__win_init() != 0)
     return -1;
+  /* Not open: the UCRT's _close would call the invalid-parameter handler,
+   * whose default ends the process; anypoll__sys_os_handle keeps it
+   * quiet. */
+  if (fd < 0 || anypoll__sys_os_handle(fd) == -1) {
+    errno = EBADF;
+    return -1;
+  }
   /* The classification of anypoll_poll, gate included: asking a
    * synchronous pipe with a read of ours parked on it whether it is a
    * socket would wait for the read. */
   struct anypoll__item item;
   anypoll__classify((SOCKET)fd, &item);
-  /* Not open: the UCRT's _close would call the invalid-parameter handler,
-   * whose default ends the process; anypoll__sys_os_handle keeps it
-   * quiet. */
-  if (item.kind == ANYPOLL_KIND_IGNORED || anypoll__sys_os_handle(fd) == -1) {
-    errno = EBADF;
-    return -1;
-  }
   if (item.kind != ANYPOLL_KIND_SOCKET)
     return anypoll__sys_crt_close(fd);
   DWORD error = anypoll__sys_close_socket_fd(fd, item.handle);
