@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -358,6 +359,15 @@ static void on_sigusr1(int sig) {
   (void)sig;
 }
 
+/* A signal sent before the target thread is inside its wait is handled
+ * at once and lost to the wait, which then sleeps its whole timeout: a
+ * target preempted for ms between tp_interrupt_after and its call (a
+ * loaded machine, the sanitizers) would fail the test. So after ms the
+ * signal is sent again every 10 ms until tp_interrupt_join: the first one
+ * that lands inside the wait ends it with EINTR. One interrupter at a
+ * time. */
+static atomic_int interrupt_stop;
+
 struct interrupt {
   pthread_t target;
   int ms;
@@ -366,7 +376,10 @@ struct interrupt {
 static void interrupt_main(void *arg) {
   struct interrupt *in = arg;
   tp_sleep_ms(in->ms);
-  pthread_kill(in->target, SIGUSR1);
+  while (!atomic_load(&interrupt_stop)) {
+    pthread_kill(in->target, SIGUSR1);
+    tp_sleep_ms(10);
+  }
   free(in);
 }
 
@@ -380,5 +393,13 @@ tp_thread *tp_interrupt_after(int ms) {
   CHECK(in != NULL);
   in->target = pthread_self();
   in->ms = ms;
+  atomic_store(&interrupt_stop, 0);
   return tp_thread_start(interrupt_main, in);
+}
+
+/* Every signal sent has been handled when this returns: one still pending
+ * for this thread is delivered while it waits in the join. */
+void tp_interrupt_join(tp_thread *t) {
+  atomic_store(&interrupt_stop, 1);
+  tp_thread_join(t);
 }

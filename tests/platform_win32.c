@@ -583,3 +583,9 @@ tp_thread *tp_interrupt_after(int ms) {
   in->ms = ms;
   return tp_thread_start(interrupt_main, in);
 }
+
+/* One APC is enough here: one queued before the thread is inside its
+ * alertable wait stays queued and ends that wait as soon as it starts. */
+void tp_interrupt_join(tp_thread *t) {
+  tp_thread_join(t);
+}

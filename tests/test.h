@@ -208,8 +208,12 @@ int tp_terminal_open(int *in_fd, int *out_fd);
 void tp_terminal_type(void);
 void tp_terminal_close(void);
 /* After ms, interrupts the calling thread's wait the platform's way: a
- * signal whose handler does nothing (POSIX, SIGUSR1) or a user APC
- * (Windows). Join the returned thread afterwards. */
+ * signal whose handler does nothing (POSIX, SIGUSR1, sent again every
+ * 10 ms until the join, as one sent before the wait starts is lost) or a
+ * user APC (Windows, which waits queued for the wait). The wait is
+ * interrupted however late the thread reaches it. Join the returned thread
+ * with tp_interrupt_join once the wait has returned. One at a time. */
 tp_thread *tp_interrupt_after(int ms);
+void tp_interrupt_join(tp_thread *t);
 
 #endif

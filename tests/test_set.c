@@ -683,7 +683,7 @@ TEST(set_interrupted_wait_eintr) {
   errno = 0;
   ASSERT_EQ(anypoll_set_wait(set, out, 4, 20000), -1);
   ASSERT_EQ(errno, EINTR);
-  tp_thread_join(t);
+  tp_interrupt_join(t);
   /* The set still works. */
   ASSERT_EQ(tp_write(p[1], "x", 1), 1);
   ASSERT_EQ(anypoll_set_wait(set, out, 4, 1000), 1);

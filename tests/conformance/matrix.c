@@ -934,7 +934,7 @@ static void interrupted_call(struct res *r, int timeout) {
   poll_into(r, f, 1, timeout);
   if (timeout > 0)
     require_prompt(r, t0, timeout);
-  tp_thread_join(t);
+  tp_interrupt_join(t);
   tp_close(p[0]), tp_close(p[1]);
 }
 
