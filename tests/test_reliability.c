@@ -714,9 +714,13 @@ TEST(bad_input_extreme_timeouts) {
     struct pollfd fd;
     tp_pfd(&fd, p[0], POLLIN);
     ASSERT_EQ(tp_poll(&fd, 1, 0), 0);
+    /* The clock starts before the writer does: the write comes at least
+     * 100 ms after t0 however late this thread gets to the call (read
+     * after tp_after, a preemption of 50 ms between the two made a call
+     * that waited for the write look early). */
+    double t0 = tp_now_ms();
     struct tp_later w;
     tp_thread *t = tp_after(&w, p[1], 100, TP_WRITE_BYTE);
-    double t0 = tp_now_ms();
     ASSERT_EQ(tp_poll(&fd, 1, timeouts[i]), 1);
     ASSERT_EQ(fd.revents, POLLIN);
     /* It waited for the write rather than returning at once. */

@@ -660,10 +660,13 @@ TEST(set_timeouts) {
   ASSERT_EQ(anypoll_set_wait(empty, out, 4, 100), 0);
   ASSERT_GE(tp_now_ms() - t0, 100);
   ASSERT_EQ(anypoll_set_free(empty), 0);
-  /* Negative: until an event. */
+  /* Negative: until an event. The clock starts before the writer does,
+   * so the write is at least 150 ms after t0 however late this thread
+   * reaches the wait (read after tp_after, a preemption of 50 ms between
+   * the two made a wait that did wait look early). */
+  t0 = tp_now_ms();
   struct tp_later l;
   tp_thread *t = tp_after(&l, p[1], 150, TP_WRITE_BYTE);
-  t0 = tp_now_ms();
   ASSERT_EQ(anypoll_set_wait(set, out, 4, -1), 1);
   ASSERT_GE(tp_now_ms() - t0, 100);
   ASSERT_EQ(out[0].fd, p[0]);
