@@ -431,7 +431,10 @@ TEST(no_leaks_after_many_calls) {
  * descriptors (one pipe and one socket always readable, one of each never
  * readable) and each on its own pipe, which a feeder thread writes to at
  * random. Shared answers must always be right; every fed byte must be read
- * by its owner exactly once. */
+ * by its owner exactly once, and every owner must have been woken by its
+ * pipe at least once. The fixed time can pass before a thread has run at
+ * all (a loaded machine), so after the stop the feeder goes on until it
+ * has written to every pipe, and a poller until its pipe has woken it. */
 
 #define POLLERS 8
 
@@ -454,7 +457,7 @@ static void poller_main(void *arg) {
   uint64_t r = rnd_init(p->seed);
   int shared[4] = { p->sh->ready_pipe, p->sh->empty_pipe, p->sh->ready_sock,
                     p->sh->empty_sock };
-  while (!atomic_load(p->stop)) {
+  while (!atomic_load(p->stop) || p->woken == 0) {
     struct pollfd fds[5];
     int which[5], n = 0, ready_asked = 0;
     for (int i = 0; i < 4; i++) {
@@ -509,6 +512,13 @@ static void feeder_main(void *arg) {
       tp_sleep_ms(1);
     else
       tp_sleep_ms(0);
+  }
+  /* A pipe it never got to: one byte, which wakes its owner. */
+  for (int i = 0; i < POLLERS; i++) {
+    if (f->sent[i] == 0) {
+      ASSERT_EQ(tp_write(f->wr[i], "f", 1), 1);
+      f->sent[i]++;
+    }
   }
 }
 
