@@ -11,9 +11,13 @@
 #include "test.h"
 
 /* One call waits with timeout 100 on a pipe another thread waits on for
- * ever: it returns 0 on time (the bound is 10 times the timeout; Windows
- * would not return at all before data arrives if the call touched the
- * pipe behind the other thread's read). */
+ * ever: it returns 0, never early. Windows would not return at all before
+ * data arrives if the call touched the pipe behind the other thread's
+ * read, and no data comes until every such call has returned: the lock
+ * model ends that process (status 86) under Wine, and a call that hangs
+ * meets CTest's timeout. No upper bound on the time taken: a loaded
+ * machine (sanitizers, a stalled CI runner) can take any time to run the
+ * thread again after its timeout. */
 static void poll_100_returns(int fd_num) {
   struct pollfd fd;
   tp_pfd(&fd, fd_num, POLLIN);
@@ -22,7 +26,6 @@ static void poll_100_returns(int fd_num) {
   ASSERT_EQ(fd.revents, 0);
   double took = tp_now_ms() - start;
   ASSERT_GE(took, 99);
-  ASSERT_LT(took, 1000);
   tp_pfd(&fd, fd_num, POLLIN);
   ASSERT_EQ(tp_poll(&fd, 1, 0), 0);
   ASSERT_EQ(fd.revents, 0);
@@ -86,8 +89,10 @@ TEST(pipe_dup_polled_while_other_thread_waits) {
 /* Four threads on two shared pipes (each also through a duplicate), with
  * timeouts 0, 1, 10 and 30 ms, while the main thread makes one pipe
  * readable and drains it again; a fifth call waits for ever until the end.
- * Bounded: 40 calls per thread. Every call returns (within 10 times its
- * timeout plus a second) and reports only what can be true. */
+ * Bounded: 40 calls per thread. Every call returns and reports only what
+ * can be true; how long a call took is not checked (a call that hangs
+ * meets CTest's timeout, and a loaded machine can take any time to run a
+ * thread again). */
 struct stresser {
   int fds[4];
   int timeout;
@@ -101,10 +106,8 @@ static void stress_main(void *arg) {
     struct pollfd fd[4];
     for (int k = 0; k < 4; k++)
       tp_pfd(&fd[k], s->fds[(i + k) % 4], POLLIN);
-    double start = tp_now_ms();
     int r = tp_poll(fd, 4, s->timeout);
-    double took = tp_now_ms() - start;
-    if (r < 0 || r > 4 || took > s->timeout * 10 + 1000)
+    if (r < 0 || r > 4)
       s->bad++;
     for (int k = 0; k < 4; k++)
       if (fd[k].revents != 0 && fd[k].revents != POLLIN)
