@@ -614,8 +614,18 @@ TEST(set_no_side_effects) {
     int n = anypoll_set_wait(set, out, 4, 1000);
     ASSERT_GE(n, 1);
   }
-  tp_sleep_ms(50);
-  int n = anypoll_set_wait(set, out, 4, 1000);
+  /* Both are reported by one wait, however often they were before. On
+   * Windows each report comes through the completion port (the pipe's
+   * helper, the socket's poll, re-armed after every report) and one may
+   * come a moment after the other (docs/deviations.md): a wait that gives
+   * one alone is followed by another, for 10 s at most. */
+  int n = 0;
+  for (int i = 0; i < 1000 && n != 2; i++) {
+    n = anypoll_set_wait(set, out, 4, 1000);
+    ASSERT_GE(n, 1);
+    if (n != 2)
+      tp_sleep_ms(10);
+  }
   ASSERT_EQ(n, 2);
   ASSERT_EQ(event_of(out, n, s[0])->events,
             poll_bits(s[0], POLLIN | POLLOUT));
