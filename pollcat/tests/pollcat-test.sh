@@ -10,30 +10,6 @@
 # Exit status 0 pass, 1 fail, 77 skipped (CTest reports it as skipped).
 set -u
 case_name=$1
-
-# Under Wine, a process start fails now and then before any code of it
-# runs (docs/reliability.md: Wine prints "failed to map the shared user
-# data" and the start fails, or CreateProcess fails with error 1359).
-# tools/wine-run starts a program again only when it sees all of its
-# output, and pollcat's goes to files here, so the case itself runs again,
-# twice at most, when it failed and what it printed holds that message.
-# Any other failure stands.
-if [ -n "${PC_EXE:-}" ] && [ -z "${PC_ATTEMPT:-}" ]; then
-  errs="$PC_TMP/$case_name.stderr"
-  mkdir -p "$PC_TMP"
-  for attempt in 1 2 3; do
-    # Its stderr through tee (a pipeline waits for both), stdout as is.
-    { PC_ATTEMPT=$attempt bash "$0" "$@" 2>&1 1>&3 3>&- |
-        tee "$errs" >&2 3>&-; } 3>&1
-    status=${PIPESTATUS[0]}
-    if [ $status != 1 ] || [ $attempt = 3 ] ||
-       ! grep -q "failed to map the shared user data" "$errs"; then
-      rm -f "$errs"
-      exit $status
-    fi
-    echo "pollcat-test: Wine failed to start a process; running $case_name again" >&2
-  done
-fi
 read -r -a RUN <<<"${PC_RUNNER:-}"
 PC="$PC_BIN/pollcat${PC_EXE:-}"
 CAT="$PC_BIN/pccat${PC_EXE:-}"
