@@ -2,7 +2,7 @@
 # The two commands of the README, and a few more. Every target sets up what
 # it needs first (scripts/setup-deps does nothing when all is present).
 .PHONY: all deps native mingw sanitize tsan fuzz check check-native \
-        check-mingw check-sanitize check-tsan check-fuzz demo bench bench-git \
+        check-mingw check-sanitize check-tsan check-fuzz demo bench bench-anchors bench-git \
         stress clean
 
 all: native mingw
@@ -75,6 +75,13 @@ demo: deps build/native/CMakeCache.txt build/mingw/CMakeCache.txt
 # measure, tests assert.
 bench: native mingw
 	@bench/run
+
+# anypoll beside libuv and wepoll, natively and under Wine, on the same
+# ping-pong (bench/anchors/run): their source trees are given, never part
+# of anypoll, e.g. make bench-anchors LIBUV=../libuv WEPOLL=../wepoll.
+# Without them only anypoll's rows run. ANCHORS_ARGS: e.g. --reps 9.
+bench-anchors: deps
+	@bench/anchors/run $(if $(LIBUV),LIBUV=$(LIBUV)) $(if $(WEPOLL),WEPOLL=$(WEPOLL)) $(ANCHORS_ARGS)
 
 # git.exe built twice from Debian's git source, with git's compat/poll and
 # with dist/compat, cloning under Wine (bench/git/run; docs/performance.md).

@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: MIT */
+/* The anchors benchmark: a one-byte ping-pong per transport, the echo side
+ * a plain blocking thread, the other side waiting with each library under
+ * test, side by side in one process:
+ *   blocking  a plain blocking read, no wait at all (the floor);
+ *   poll      anypoll_poll, then the read;
+ *   set       anypoll_set_wait on a set holding the descriptor, then the read;
+ *   epoll     (Linux) raw epoll_wait, then the read;
+ *   libuv, wepoll: bench/anchors/uv.c and wepoll_rows.c, built only when
+ *             their sources are given (bench/anchors/run LIBUV=dir WEPOLL=dir).
+ * Transports: pipe (synchronous: _pipe() on Windows), apipe (Windows: an
+ * overlapped pipe, anypoll_pipe for anypoll's rows and uv_pipe for libuv),
+ * tcp (loopback).
+ *
+ *   anchors [--transports pipe,apipe,tcp] [--trips 2000] [--reps 5]
+ *           [--csv FILE]
+ *
+ * Each repetition runs every row once (--trips round trips, after 20 not
+ * counted), in an order that rotates between repetitions; a row's figure is
+ * its median time per round trip, and its ratio the median over the
+ * repetitions of its time over the blocking read's of the same transport in
+ * the same repetition (bench/common.h: only side-by-side ratios mean
+ * anything on a shared machine). */
+#include <stdlib.h>
+#include <string.h>
+#ifdef _WIN32
+#  include <io.h>
+#else
+#  include <sys/epoll.h>
+#endif
+
+#include "anchors.h"
+#include "common.h"
+
+#define MAX_ROWS 24
+#define MAX_REPS 32
+#define WARMUP 20
+#define QUIT 0xFF
+
+static const char *const transport_names[ANCHOR_TRANSPORTS] = {
+  "pipe", "apipe", "tcp"
+};
+
+struct anchor_link {
+  int tcp;
+  int out, back; /* pipes: the ping's write end and the return's read end */
+  int echo_in, echo_out; /* the echo thread's ends */
+  int sock; /* tcp: the waiting side's end (out and back too) */
+};
+
+static void echo_main(void *arg) {
+  struct anchor_link *l = arg;
+  unsigned char b;
+  for (;;) {
+    long n = l->tcp ? bench_recv(l->echo_in, &b, 1)
+                    : bench_read(l->echo_in, &b, 1);
+    if (n != 1 || b == QUIT)
+      return;
+    n = l->tcp ? bench_send(l->echo_out, &b, 1)
+               : bench_write(l->echo_out, &b, 1);
+    if (n != 1)
+      bench_die("echo write");
+  }
+}
+
+/* The echo threads are never joined: they block in their read until the
+ * process ends (the rows' libraries own the other ends by then). */
+static struct anchor_link *link_start(struct anchor_link *l) {
+  if (bench_thread_start(echo_main, l) == NULL)
+    bench_die("echo thread");
+  return l;
+}
+
+struct anchor_link *anchor_link_pipe(const int back[2]) {
+  struct anchor_link *l = calloc(1, sizeof *l);
+  int to[2];
+  if (l == NULL)
+    bench_die("calloc");
+  bench_pipe(to, 4096);
+  l->out = to[1];
+  l->echo_in = to[0];
+  l->back = back[0];
+  l->echo_out = back[1];
+  return link_start(l);
+}
+
+struct anchor_link *anchor_link_tcp(void) {
+  struct anchor_link *l = calloc(1, sizeof *l);
+  int port;
+  if (l == NULL)
+    bench_die("calloc");
+  int lis = bench_tcp_listen(&port);
+  int c = bench_tcp_connect(port); /* the listen queue takes it */
+  l->tcp = 1;
+  l->sock = l->out = l->back = bench_tcp_accept(lis);
+  l->echo_in = l->echo_out = c;
+  bench_sock_close(lis);
+  return link_start(l);
+}
+
+int anchor_link_fd(const struct anchor_link *l) {
+  return l->back;
+}
+
+uintptr_t anchor_link_socket(const struct anchor_link *l) {
+#ifdef _WIN32
+  return (uintptr_t)_get_osfhandle(l->sock);
+#else
+  return (uintptr_t)l->sock;
+#endif
+}
+
+void anchor_ping(const struct anchor_link *l) {
+  unsigned char b = 'p';
+  long n = l->tcp ? bench_send(l->out, &b, 1) : bench_write(l->out, &b, 1);
+  if (n != 1)
+    bench_die("ping");
+}
+
+/* ---- anypoll's rows (and raw epoll on Linux) ------------------------------ */
+
+enum { BLOCKING, POLL, SET, EPOLL };
+
+struct own {
+  int how, transport;
+  struct anchor_link *l;
+  struct pollfd p;
+  anypoll_set *set;
+  int ep;
+};
+
+static void *own_open(int transport, int how) {
+  struct own *o = calloc(1, sizeof *o);
+  if (o == NULL)
+    bench_die("calloc");
+  o->how = how;
+  o->transport = transport;
+  if (transport == ANCHOR_TCP) {
+    o->l = anchor_link_tcp();
+  } else {
+    int back[2];
+    if (transport == ANCHOR_APIPE) {
+      if (anypoll_pipe(back) != 0)
+        bench_die("anypoll_pipe");
+    } else {
+      bench_pipe(back, 4096);
+    }
+    o->l = anchor_link_pipe(back);
+  }
+  o->p.fd = anchor_link_fd(o->l);
+  o->p.events = POLLIN;
+  if (how == SET)
+    o->set = bench_set_open(&o->p, 1);
+#ifndef _WIN32
+  if (how == EPOLL) {
+    struct epoll_event ev = { .events = EPOLLIN };
+    o->ep = epoll_create1(EPOLL_CLOEXEC);
+    if (o->ep < 0 || epoll_ctl(o->ep, EPOLL_CTL_ADD, o->p.fd, &ev) != 0)
+      bench_die("epoll");
+  }
+#endif
+  return o;
+}
+
+static void own_trip(void *ctx) {
+  struct own *o = ctx;
+  unsigned char b;
+  anchor_ping(o->l);
+  if (o->how == POLL) {
+    if (anypoll_poll(&o->p, 1, -1) != 1)
+      bench_die("anypoll_poll");
+  } else if (o->how == SET) {
+    if (bench_set_wait(o->set, &o->p, 1) != 1)
+      bench_die("anypoll_set_wait");
+  }
+#ifndef _WIN32
+  if (o->how == EPOLL) {
+    struct epoll_event ev[8];
+    if (epoll_wait(o->ep, ev, 8, -1) != 1)
+      bench_die("epoll_wait");
+  }
+#endif
+  long n;
+  if (o->transport == ANCHOR_TCP)
+    n = bench_recv(o->p.fd, &b, 1);
+  else if (o->transport == ANCHOR_APIPE)
+    n = bench_anypoll_read(o->p.fd, &b, 1);
+  else
+    n = bench_read(o->p.fd, &b, 1);
+  if (n != 1)
+    bench_die("read");
+}
+
+static void *open_blocking(int t) { return own_open(t, BLOCKING); }
+static void *open_poll(int t) { return own_open(t, POLL); }
+static void *open_set(int t) { return own_open(t, SET); }
+#ifndef _WIN32
+static void *open_epoll(int t) { return own_open(t, EPOLL); }
+#endif
+
+static int own_rows(int transport, struct anchor_row *out) {
+  int n = 0;
+  out[n++] = (struct anchor_row){ transport, "blocking", open_blocking, own_trip };
+  out[n++] = (struct anchor_row){ transport, "anypoll_poll", open_poll, own_trip };
+  out[n++] = (struct anchor_row){ transport, "anypoll set", open_set, own_trip };
+#ifndef _WIN32
+  out[n++] = (struct anchor_row){ transport, "raw epoll_wait", open_epoll, own_trip };
+#endif
+  return n;
+}
+
+/* Without a library's sources its rows are not built (the run says so). */
+#ifndef ANCHORS_LIBUV
+int anchors_libuv_rows(struct anchor_row *out) {
+  (void)out;
+  return 0;
+}
+#endif
+#ifndef ANCHORS_WEPOLL
+int anchors_wepoll_rows(struct anchor_row *out) {
+  (void)out;
+  return 0;
+}
+#endif
+
+/* ---- The driver -------------------------------------------------------- */
+
+static int wanted(const char *list, const char *name) {
+  size_t len = strlen(name);
+  for (const char *p = list; (p = strstr(p, name)) != NULL; p += len)
+    if ((p == list || p[-1] == ',') && (p[len] == 0 || p[len] == ','))
+      return 1;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  bench_init(argc, argv);
+#ifdef _WIN32
+  const char *list = bench_arg(argc, argv, "--transports", "pipe,apipe,tcp");
+#else
+  const char *list = bench_arg(argc, argv, "--transports", "pipe,tcp");
+#endif
+  int trips = (int)bench_arg_num(argc, argv, "--trips", 2000);
+  int reps = (int)bench_arg_num(argc, argv, "--reps", 5);
+  bench_csv_open(bench_arg(argc, argv, "--csv", NULL));
+  if (reps < 1 || reps > MAX_REPS || trips < 1)
+    return 2;
+
+  /* Every transport's rows, anypoll's first: the blocking read heads each. */
+  static struct anchor_row all[MAX_ROWS];
+  int nall = 0;
+  for (int t = 0; t < ANCHOR_TRANSPORTS; t++)
+    nall += own_rows(t, all + nall);
+  nall += anchors_libuv_rows(all + nall);
+  nall += anchors_wepoll_rows(all + nall);
+  struct anchor_row rows[MAX_ROWS];
+  int n = 0;
+  for (int t = 0; t < ANCHOR_TRANSPORTS; t++)
+    if (wanted(list, transport_names[t]))
+      for (int i = 0; i < nall; i++)
+        if (all[i].transport == t)
+          rows[n++] = all[i];
+  if (n == 0)
+    return 2;
+
+  void *ctx[MAX_ROWS];
+  int base[MAX_ROWS]; /* the blocking row of the same transport */
+  for (int i = 0; i < n; i++) {
+    ctx[i] = rows[i].open(rows[i].transport);
+    base[i] = i;
+    while (base[i] > 0 && rows[base[i] - 1].transport == rows[i].transport)
+      base[i]--;
+  }
+  static double us[MAX_ROWS][MAX_REPS];
+  for (int r = 0; r < reps; r++)
+    for (int k = 0; k < n; k++) {
+      int i = (k + r) % n;
+      for (int w = 0; w < WARMUP; w++)
+        rows[i].trip(ctx[i]);
+      double t0 = bench_now();
+      for (int w = 0; w < trips; w++)
+        rows[i].trip(ctx[i]);
+      us[i][r] = (bench_now() - t0) * 1e6 / trips;
+    }
+
+  printf("%s anchors: one-byte ping-pong, blocking echo thread, %d "
+         "interleaved reps of %d round trips (medians)\n", BENCH_PLATFORM,
+         reps, trips);
+  printf("%-9s %-22s %10s %10s\n", "transport", "row", "us/trip", "x block");
+  for (int i = 0; i < n; i++) {
+    double v[MAX_REPS], x[MAX_REPS];
+    for (int r = 0; r < reps; r++) {
+      v[r] = us[i][r];
+      x[r] = us[i][r] / us[base[i]][r];
+    }
+    double mv = bench_median(v, reps), mx = bench_median(x, reps);
+    const char *tn = transport_names[rows[i].transport];
+    printf("%-9s %-22s %10.1f %10.2f\n", tn, rows[i].name, mv, mx);
+    char scenario[32];
+    snprintf(scenario, sizeof scenario, "anchors-%s", tn);
+    bench_csv_row(scenario, rows[i].name, 1, "us_per_trip", mv, mx, reps);
+  }
+#ifndef ANCHORS_LIBUV
+  printf("libuv: not built in (bench/anchors/run LIBUV=dir)\n");
+#endif
+#if defined(_WIN32) && !defined(ANCHORS_WEPOLL)
+  printf("wepoll: not built in (bench/anchors/run WEPOLL=dir)\n");
+#endif
+  bench_csv_close();
+  fflush(stdout);
+  /* The echo threads and the libraries' loops are not taken down: the
+   * process ends with them. */
+  _Exit(0);
+}
