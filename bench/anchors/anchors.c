@@ -13,14 +13,19 @@
  * tcp (loopback).
  *
  *   anchors [--transports pipe,apipe,tcp] [--trips 2000] [--reps 5]
- *           [--csv FILE]
+ *           [--rows NAME,...] [--csv FILE]
  *
  * Each repetition runs every row once (--trips round trips, after 20 not
  * counted), in an order that rotates between repetitions; a row's figure is
  * its median time per round trip, and its ratio the median over the
  * repetitions of its time over the blocking read's of the same transport in
  * the same repetition (bench/common.h: only side-by-side ratios mean
- * anything on a shared machine). */
+ * anything on a shared machine). Beside the time, the CPU time per round
+ * trip of the process (all its threads) and, under Wine, of its wineserver
+ * (bench/anchors/run names it), with its ratio: the work a wait costs,
+ * which a loaded machine does not blur as it blurs the time. --rows keeps only the rows whose name
+ * begins with one of the names given (e.g. --rows blocking,libuv), for
+ * tracing one at a time. */
 #include <stdlib.h>
 #include <string.h>
 #ifdef _WIN32
@@ -225,12 +230,33 @@ int anchors_wepoll_rows(struct anchor_row *out) {
 
 /* ---- The driver -------------------------------------------------------- */
 
+static int row_wanted(const char *list, const char *name) {
+  if (list == NULL)
+    return 1;
+  for (const char *p = list; *p != 0;) {
+    size_t len = strcspn(p, ",");
+    if (len > 0 && strncmp(name, p, len) == 0)
+      return 1;
+    p += len + (p[len] == ',');
+  }
+  return 0;
+}
+
 static int wanted(const char *list, const char *name) {
   size_t len = strlen(name);
   for (const char *p = list; (p = strstr(p, name)) != NULL; p += len)
     if ((p == list || p[-1] == ',') && (p[len] == 0 || p[len] == ','))
       return 1;
   return 0;
+}
+
+/* CPU seconds of the process (every thread: the echo's, the libraries'
+ * helpers') and, under Wine, of its wineserver when bench/anchors/run
+ * names it: on a loaded machine the time of a round trip is mostly time
+ * spent waiting for a CPU, the work it costs is not. */
+static double cpu_now(void) {
+  double server = bench_server_cpu();
+  return bench_cpu_fine() + (server > 0 ? server : 0);
 }
 
 int main(int argc, char **argv) {
@@ -242,6 +268,7 @@ int main(int argc, char **argv) {
 #endif
   int trips = (int)bench_arg_num(argc, argv, "--trips", 2000);
   int reps = (int)bench_arg_num(argc, argv, "--reps", 5);
+  const char *only = bench_arg(argc, argv, "--rows", NULL);
   bench_csv_open(bench_arg(argc, argv, "--csv", NULL));
   if (reps < 1 || reps > MAX_REPS || trips < 1)
     return 2;
@@ -258,7 +285,7 @@ int main(int argc, char **argv) {
   for (int t = 0; t < ANCHOR_TRANSPORTS; t++)
     if (wanted(list, transport_names[t]))
       for (int i = 0; i < nall; i++)
-        if (all[i].transport == t)
+        if (all[i].transport == t && row_wanted(only, all[i].name))
           rows[n++] = all[i];
   if (n == 0)
     return 2;
@@ -271,34 +298,41 @@ int main(int argc, char **argv) {
     while (base[i] > 0 && rows[base[i] - 1].transport == rows[i].transport)
       base[i]--;
   }
-  static double us[MAX_ROWS][MAX_REPS];
+  static double us[MAX_ROWS][MAX_REPS], cpu[MAX_ROWS][MAX_REPS];
   for (int r = 0; r < reps; r++)
     for (int k = 0; k < n; k++) {
       int i = (k + r) % n;
       for (int w = 0; w < WARMUP; w++)
         rows[i].trip(ctx[i]);
-      double t0 = bench_now();
+      double c0 = cpu_now(), t0 = bench_now();
       for (int w = 0; w < trips; w++)
         rows[i].trip(ctx[i]);
       us[i][r] = (bench_now() - t0) * 1e6 / trips;
+      cpu[i][r] = (cpu_now() - c0) * 1e6 / trips;
     }
 
   printf("%s anchors: one-byte ping-pong, blocking echo thread, %d "
          "interleaved reps of %d round trips (medians)\n", BENCH_PLATFORM,
          reps, trips);
-  printf("%-9s %-22s %10s %10s\n", "transport", "row", "us/trip", "x block");
+  printf("%-9s %-22s %10s %10s %12s %10s\n", "transport", "row", "us/trip",
+         "x block", "cpu us/trip", "x block");
   for (int i = 0; i < n; i++) {
-    double v[MAX_REPS], x[MAX_REPS];
+    double v[MAX_REPS], x[MAX_REPS], c[MAX_REPS], cx[MAX_REPS];
     for (int r = 0; r < reps; r++) {
       v[r] = us[i][r];
       x[r] = us[i][r] / us[base[i]][r];
+      c[r] = cpu[i][r];
+      cx[r] = cpu[i][r] / cpu[base[i]][r];
     }
     double mv = bench_median(v, reps), mx = bench_median(x, reps);
+    double mc = bench_median(c, reps), mcx = bench_median(cx, reps);
     const char *tn = transport_names[rows[i].transport];
-    printf("%-9s %-22s %10.1f %10.2f\n", tn, rows[i].name, mv, mx);
+    printf("%-9s %-22s %10.1f %10.2f %12.1f %10.2f\n", tn, rows[i].name, mv,
+           mx, mc, mcx);
     char scenario[32];
     snprintf(scenario, sizeof scenario, "anchors-%s", tn);
     bench_csv_row(scenario, rows[i].name, 1, "us_per_trip", mv, mx, reps);
+    bench_csv_row(scenario, rows[i].name, 1, "cpu_us_per_trip", mc, mcx, reps);
   }
 #ifndef ANCHORS_LIBUV
   printf("libuv: not built in (bench/anchors/run LIBUV=dir)\n");
