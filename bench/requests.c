@@ -146,6 +146,9 @@ enum wait_kind {
                     woken by the writer; then read */
   SET_ANYPIPE,   /* the same with anypoll_pipe pipes (no helper thread),
                     the byte read with anypoll_read */
+  SET_ANYBUF,    /* SET_ANYPIPE, the byte read into a 64-byte buffer, as a
+                    program reads: the short read tells the set that the
+                    pipe was left empty (anypoll__anypipe_drained) */
   SET_ANYMIX,    /* SET_ANYPIPE with only the woken pipe an anypoll_pipe
                     one, the idle ones _pipe() pipes (a read parked on
                     each): the anypoll_pipe end is checked and read without
@@ -193,6 +196,8 @@ static const struct scenario scenarios[] = {
   { "set-anypipe-1", SET_ANYPIPE, 2, 0, 0, 0 },
   { "set-anypipe-64", SET_ANYPIPE, 65, 0, 0, 0 },
   { "set-anypipe-1000", SET_ANYPIPE, 1001, 0, 0, 0 },
+  { "set-anybuf-1", SET_ANYBUF, 2, 0, 0, 0 },
+  { "set-anybuf-1000", SET_ANYBUF, 1001, 0, 0, 0 },
   { "set-twosets-1", SET_TWO, 2, 0, 0, 0 },
   { "set-twosets-1000", SET_TWO, 1001, 0, 0, 0 },
   { "set-anymix-1", SET_ANYMIX, 2, 0, 0, 0 },
@@ -205,6 +210,9 @@ static const struct scenario scenarios[] = {
 };
 #define SCENARIO_COUNT (int)(sizeof scenarios / sizeof scenarios[0])
 
+/* Kinds whose pipes are anypoll_pipe pipes, read with anypoll_read. */
+#define ANYPIPE_KIND(k) ((k) == SET_ANYPIPE || (k) == SET_ANYBUF)
+
 static void *set_state;
 static void *other_set; /* SET_TWO: the set of the idle pipes */
 
@@ -214,12 +222,15 @@ static void one_wait(const struct scenario *s, struct pollfd *fds, int n,
   switch (s->kind) {
   case SET_AREAD:
   case SET_ANYMIX:
+  case SET_ANYBUF:
   case SET_ANYPIPE: {
     struct anypoll_event ev[4];
+    char buf[64];
     int r = anypoll__set_default_backend.wait(set_state, ev, 4, -1);
     if (r != 1 || ev[0].fd != (int)fds[0].fd || ev[0].events != POLLIN)
       die("set wait (anypipe)");
-    if (anypoll_read((int)fds[0].fd, &b, 1) != 1)
+    if (anypoll_read((int)fds[0].fd, buf,
+                     s->kind == SET_ANYBUF ? sizeof buf : 1) != 1)
       die("anypoll_read");
     break;
   }
@@ -302,7 +313,7 @@ static void run(const struct scenario *s, int k, int warmup) {
       die("_open_osfhandle");
   }
   for (int i = 0; i < s->pipes; i++) {
-    if (s->kind == SET_ANYPIPE || (s->kind == SET_ANYMIX && i == 0)) {
+    if (ANYPIPE_KIND(s->kind) || (s->kind == SET_ANYMIX && i == 0)) {
       int p[2];
       if (anypoll_pipe(p) != 0)
         die("anypoll_pipe");
@@ -349,7 +360,7 @@ static void run(const struct scenario *s, int k, int warmup) {
       w.pipe = pipe_w[0];
     w.count = warmup + k;
     /* A set's wait looks at the woken entry only. */
-    double settle = s->kind == SET_WOKEN || s->kind == SET_ANYPIPE ||
+    double settle = s->kind == SET_WOKEN || ANYPIPE_KIND(s->kind) ||
                             s->kind == SET_AREAD || s->kind == SET_ANYMIX ||
                             s->kind == SET_TWO
                         ? 0
@@ -362,7 +373,7 @@ static void run(const struct scenario *s, int k, int warmup) {
       die("CreateThread");
   }
 
-  if (s->kind == SET_WOKEN || s->kind == SET_ANYPIPE || s->kind == SET_AREAD ||
+  if (s->kind == SET_WOKEN || ANYPIPE_KIND(s->kind) || s->kind == SET_AREAD ||
       s->kind == SET_ANYMIX || s->kind == SET_TWO) {
     set_state = anypoll__set_default_backend.create();
     if (set_state == NULL)
@@ -418,7 +429,7 @@ static void run(const struct scenario *s, int k, int warmup) {
   }
   for (int i = 0; i < s->pipes; i++) {
     _close((int)fds[i].fd);
-    if (s->kind == SET_ANYPIPE || (s->kind == SET_ANYMIX && i == 0))
+    if (ANYPIPE_KIND(s->kind) || (s->kind == SET_ANYMIX && i == 0))
       _close(anypipe_w[i]);
     else
       CloseHandle(pipe_w[i]);

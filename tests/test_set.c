@@ -834,6 +834,58 @@ TEST(anypoll_pipe_in_a_set) {
   tp_close(p[0]);
 }
 
+/* A read that leaves an anypoll_pipe read end empty (fewer bytes than
+ * asked for) lets the next wait arm the set's zero-byte read without
+ * asking the pipe first (on Windows, set_anypipe.c): data written between
+ * that read and the wait, or while it sleeps, and the writer's close, are
+ * still reported; a read that filled its buffer left data behind, which
+ * the next wait reports again (level-triggered). */
+TEST(anypoll_pipe_set_after_short_read) {
+  anypoll_set *set = tp_set_new();
+  int p[2];
+  ASSERT_EQ(anypoll_pipe(p), 0);
+  ASSERT_EQ(anypoll_set_add(set, p[0], POLLIN, &tag[0]), 0);
+  struct anypoll_event out[4];
+  char buf[64];
+  for (int round = 0; round < 3; round++) {
+    ASSERT_EQ(anypoll_write(p[1], "ab", 2), 2);
+    ASSERT_EQ(anypoll_set_wait(set, out, 4, 20000), 1);
+    ASSERT_EQ(out[0].fd, p[0]);
+    ASSERT_EQ(out[0].events, poll_bits(p[0], POLLIN));
+    ASSERT_EQ(anypoll_read(p[0], buf, 1), 1); /* full: "b" is left */
+    ASSERT_EQ(anypoll_set_wait(set, out, 4, 20000), 1);
+    ASSERT_EQ(out[0].events, poll_bits(p[0], POLLIN));
+    ASSERT_EQ(anypoll_read(p[0], buf, sizeof buf), 1); /* short: empty */
+    ASSERT_EQ(buf[0], 'b');
+    ASSERT_EQ(anypoll_set_wait(set, out, 4, 0), 0);
+  }
+  /* Emptied by a short read, written before the next wait. */
+  ASSERT_EQ(anypoll_write(p[1], "c", 1), 1);
+  ASSERT_EQ(anypoll_set_wait(set, out, 4, 20000), 1);
+  ASSERT_EQ(anypoll_read(p[0], buf, sizeof buf), 1);
+  ASSERT_EQ(anypoll_write(p[1], "d", 1), 1);
+  ASSERT_EQ(anypoll_set_wait(set, out, 4, 20000), 1);
+  ASSERT_EQ(out[0].events, poll_bits(p[0], POLLIN));
+  ASSERT_EQ(anypoll_read(p[0], buf, sizeof buf), 1);
+  ASSERT_EQ(buf[0], 'd');
+  /* Emptied, written while the wait sleeps. */
+  struct tp_later l;
+  tp_thread *t = tp_after(&l, p[1], 100, TP_WRITE_BYTE);
+  ASSERT_EQ(anypoll_set_wait(set, out, 4, 20000), 1);
+  tp_thread_join(t);
+  ASSERT_EQ(out[0].events, poll_bits(p[0], POLLIN));
+  ASSERT_EQ(anypoll_read(p[0], buf, sizeof buf), 1);
+  ASSERT_EQ(buf[0], 'w');
+  /* Emptied, the writer closes: POLLHUP, the bits anypoll_poll reports. */
+  tp_close(p[1]);
+  ASSERT_EQ(anypoll_set_wait(set, out, 4, 20000), 1);
+  ASSERT_EQ(out[0].events, poll_bits(p[0], POLLIN));
+  ASSERT_EQ(out[0].events, (unsigned)POLLHUP);
+  ASSERT_EQ(anypoll_read(p[0], buf, sizeof buf), 0);
+  ASSERT_EQ(anypoll_set_free(set), 0);
+  tp_close(p[0]);
+}
+
 /* anypoll_read blocks until a write (here the C runtime's _write on
  * Windows, the test's write elsewhere), returns what came, and 0 at end of
  * file once the writer has closed. */

@@ -139,6 +139,9 @@ struct noted {
   int fd;
   HANDLE handle;
   int count; /* sets holding it */
+  /* anypoll_read's hint to the sets (anypoll__anypipe_drained): how many
+   * reads ended, and whether the last one left the pipe empty. */
+  volatile LONG reads, last_short;
 };
 
 static SRWLOCK noted_lock = SRWLOCK_INIT;
@@ -166,6 +169,8 @@ int anypoll__anypipe_note(int fd, HANDLE h) {
       n->fd = fd;
       n->handle = h;
       n->count = 1;
+      n->reads = 0;
+      n->last_short = 0;
       *p = n;
     }
   }
@@ -189,4 +194,29 @@ int anypoll__anypipe_noted(int fd, HANDLE h) {
   int found = *noted_find(fd, h) != NULL;
   ReleaseSRWLockShared(&noted_lock);
   return found;
+}
+
+void anypoll__anypipe_read_done(int fd, HANDLE h, int n, unsigned len) {
+  AcquireSRWLockShared(&noted_lock);
+  struct noted *e = *noted_find(fd, h);
+  if (e != NULL) {
+    /* A byte-mode read returns what is there, up to len: fewer bytes than
+     * asked for means it took all there was (0: end of file). */
+    InterlockedExchange(&e->last_short, n >= 0 && (unsigned)n < len);
+    InterlockedIncrement(&e->reads);
+  }
+  ReleaseSRWLockShared(&noted_lock);
+}
+
+int anypoll__anypipe_drained(int fd, HANDLE h, LONG *seen) {
+  int drained = 0;
+  AcquireSRWLockShared(&noted_lock);
+  struct noted *e = *noted_find(fd, h);
+  if (e != NULL) {
+    LONG reads = InterlockedCompareExchange(&e->reads, 0, 0);
+    drained = reads != *seen && InterlockedCompareExchange(&e->last_short, 0, 0);
+    *seen = reads;
+  }
+  ReleaseSRWLockShared(&noted_lock);
+  return drained;
 }

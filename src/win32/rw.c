@@ -171,7 +171,9 @@ int anypoll_read(int fd, void *buf, unsigned len) {
     return anypoll__sys_crt_read(fd, h, buf, len);
   if (len == 0)
     return 0; /* as read(): no I/O, no wait */
-  return rw_overlapped(h, buf, NULL, len);
+  int n = rw_overlapped(h, buf, NULL, len);
+  anypoll__anypipe_read_done(fd, h, n, len);
+  return n;
 }
 
 int anypoll_write(int fd, const void *buf, unsigned len) {

@@ -59,6 +59,8 @@ struct anypoll__anypipe {
   int pending;    /* a read is in flight: its packet has not been taken */
   int detached;   /* del or free: freed once no packet can come */
   int associated; /* the association with the port still stands */
+  int packet;     /* the read's packet was taken, not yet checked */
+  LONG reads_seen; /* anypoll__anypipe_drained's count, this set's */
 };
 
 static int anypipe_name_is_ours(const WCHAR *name) {
@@ -139,6 +141,25 @@ int anypoll__set_anypipe_arm(struct anypoll__reg *r) {
   return 0;
 }
 
+/* Whether the check of r can be left to the zero-byte read: r was not
+ * just added or modified, no packet of its read has come since the last
+ * check (a packet must be checked: data or end of file), and the program
+ * has read the pipe with anypoll_read since and left it empty. The
+ * level-triggered re-check of a registration reported by the last wait,
+ * after the program read what there was, is then a query that says
+ * "nothing yet" before the arm: one request per woken wait, which the
+ * zero-byte read makes needless (it ends at once if data has come, and
+ * its packet is checked). wepoll's sockets and set_socket.c skip it the
+ * same way. */
+int anypoll__set_anypipe_check_left(struct anypoll__reg *r) {
+  struct anypoll__anypipe *a = r->anypipe;
+  int packet = a->packet;
+  a->packet = 0;
+  int drained = r->noted &&
+                anypoll__anypipe_drained(r->fd, r->item.handle, &a->reads_seen);
+  return drained && !packet && !r->fresh && !a->pending;
+}
+
 void anypoll__set_anypipe_stop(struct anypoll__reg *r) {
   /* The cancelled read's packet comes out of the port later, holding its
    * own reference to r; a mod re-arms only after it. */
@@ -179,6 +200,7 @@ struct anypoll__reg *anypoll__set_anypipe_done(const OVERLAPPED_ENTRY *e) {
   if (e->lpOverlapped != &a->ov || !a->pending)
     return NULL; /* not our read's: dropped, never dereferenced */
   a->pending = 0;
+  a->packet = 1;
   struct anypoll__reg *r = a->r;
   r->set->afd_out--;
   if (a->detached) {

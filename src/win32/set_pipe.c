@@ -39,6 +39,8 @@ static void iocp_notify(struct anypoll__watch_sub *sub) {
 
 short anypoll__set_pipe_check(struct anypoll__reg *r) {
   struct anypoll__set *s = r->set;
+  if (r->anypipe != NULL && anypoll__set_anypipe_check_left(r))
+    return -1; /* only the zero-byte read can tell: arm it */
   if (r->item.u.pipe.async)
     return anypoll__pipe_check_async(&r->item, (short)(r->events & 0xffff));
   return anypoll__pipe_check_owner(&r->item, (short)(r->events & 0xffff),

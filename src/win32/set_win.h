@@ -143,7 +143,8 @@ ANYPOLL__INTERNAL
 int anypoll__set_timer(struct anypoll__reg *r, DWORD ms);
 
 /* Per kind, under the set's lock. check: revents now, or -1 when only the
- * armed source can tell (a socket's AFD poll). arm: start the wake-up
+ * armed source can tell (a socket's AFD poll; an anypoll_pipe read end
+ * read empty since its last check). arm: start the wake-up
  * source(s), 0 or -1 and errno. stop: end them and wait until no callback
  * of them runs (mod, del, free). */
 ANYPOLL__INTERNAL
@@ -184,6 +185,11 @@ ANYPOLL__INTERNAL
 int anypoll__set_anypipe_arm(struct anypoll__reg *r);
 ANYPOLL__INTERNAL
 void anypoll__set_anypipe_stop(struct anypoll__reg *r);
+/* check_left: 1 when r's check can be left to its zero-byte read (the
+ * pipe was read empty since, nothing came through the port), so the
+ * check answers "arm it". */
+ANYPOLL__INTERNAL
+int anypoll__set_anypipe_check_left(struct anypoll__reg *r);
 ANYPOLL__INTERNAL
 void anypoll__set_anypipe_detach(struct anypoll__reg *r);
 ANYPOLL__INTERNAL

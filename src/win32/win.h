@@ -532,6 +532,17 @@ ANYPOLL__INTERNAL
 void anypoll__anypipe_unnote(int fd, HANDLE h);
 ANYPOLL__INTERNAL
 int anypoll__anypipe_noted(int fd, HANDLE h);
+/* The same pairs: anypoll_read reports each read it ends on one (n bytes
+ * of len asked, or -1), and a set asks whether a read has ended since it
+ * last asked (*seen, its own count) and the last one left the pipe empty:
+ * then the set's zero-byte read alone can tell when data comes, and the
+ * query before it would only say "nothing yet" (set_anypipe.c). A hint:
+ * data written since makes the zero-byte read end at once, and the set
+ * checks the pipe then, so a wrong hint costs requests, never a report. */
+ANYPOLL__INTERNAL
+void anypoll__anypipe_read_done(int fd, HANDLE h, int n, unsigned len);
+ANYPOLL__INTERNAL
+int anypoll__anypipe_drained(int fd, HANDLE h, LONG *seen);
 /* anypipe.c: the name prefix of anypoll_pipe's pipes. */
 #define ANYPOLL__ANYPIPE_PREFIX L"\\\\.\\pipe\\anypoll-pipe-"
 
