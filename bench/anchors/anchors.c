@@ -23,9 +23,9 @@
  * anything on a shared machine). Beside the time, the CPU time per round
  * trip of the process (all its threads) and, under Wine, of its wineserver
  * (bench/anchors/run names it), with its ratio: the work a wait costs,
- * which a loaded machine does not blur as it blurs the time. --rows keeps only the rows whose name
- * begins with one of the names given (e.g. --rows blocking,libuv), for
- * tracing one at a time. */
+ * which a loaded machine does not blur as it blurs the time. --rows keeps
+ * only the rows whose name begins with one of the names given (e.g.
+ * --rows blocking,libuv), for tracing one at a time. */
 #include <stdlib.h>
 #include <string.h>
 #ifdef _WIN32
@@ -122,7 +122,7 @@ void anchor_ping(const struct anchor_link *l) {
     bench_die("ping");
 }
 
-/* ---- anypoll's rows (and raw epoll on Linux) ------------------------------ */
+/* ---- anypoll's rows (and raw epoll on Linux) ---------------------------- */
 
 enum { BLOCKING, POLL, SET, EPOLL };
 
@@ -207,11 +207,15 @@ static void *open_epoll(int t) { return own_open(t, EPOLL); }
 
 static int own_rows(int transport, struct anchor_row *out) {
   int n = 0;
-  out[n++] = (struct anchor_row){ transport, "blocking", open_blocking, own_trip };
-  out[n++] = (struct anchor_row){ transport, "anypoll_poll", open_poll, own_trip };
-  out[n++] = (struct anchor_row){ transport, "anypoll set", open_set, own_trip };
+  out[n++] = (struct anchor_row){ transport, "blocking", open_blocking,
+                                  own_trip };
+  out[n++] = (struct anchor_row){ transport, "anypoll_poll", open_poll,
+                                  own_trip };
+  out[n++] = (struct anchor_row){ transport, "anypoll set", open_set,
+                                  own_trip };
 #ifndef _WIN32
-  out[n++] = (struct anchor_row){ transport, "raw epoll_wait", open_epoll, own_trip };
+  out[n++] = (struct anchor_row){ transport, "raw epoll_wait", open_epoll,
+                                  own_trip };
 #endif
   return n;
 }

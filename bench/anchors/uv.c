@@ -91,10 +91,13 @@ static void uv_trip(void *ctx) {
 
 int anchors_libuv_rows(struct anchor_row *out) {
   int n = 0;
-  out[n++] = (struct anchor_row){ ANCHOR_PIPE, "libuv uv_pipe_open", uv_open, uv_trip };
+  out[n++] = (struct anchor_row){ ANCHOR_PIPE, "libuv uv_pipe_open", uv_open,
+                                  uv_trip };
 #ifdef _WIN32
-  out[n++] = (struct anchor_row){ ANCHOR_APIPE, "libuv uv_pipe", uv_open, uv_trip };
+  out[n++] = (struct anchor_row){ ANCHOR_APIPE, "libuv uv_pipe", uv_open,
+                                  uv_trip };
 #endif
-  out[n++] = (struct anchor_row){ ANCHOR_TCP, "libuv uv_tcp", uv_open, uv_trip };
+  out[n++] = (struct anchor_row){ ANCHOR_TCP, "libuv uv_tcp", uv_open,
+                                  uv_trip };
   return n;
 }

@@ -23,8 +23,8 @@ static void *wepoll_open(int transport) {
   w->l = anchor_link_tcp();
   w->ep = epoll_create1(0);
   ev.events = EPOLLIN;
-  if (w->ep == NULL ||
-      epoll_ctl(w->ep, EPOLL_CTL_ADD, (SOCKET)anchor_link_socket(w->l), &ev) != 0)
+  SOCKET sock = (SOCKET)anchor_link_socket(w->l);
+  if (w->ep == NULL || epoll_ctl(w->ep, EPOLL_CTL_ADD, sock, &ev) != 0)
     bench_die("wepoll epoll_ctl");
   return w;
 }
@@ -41,6 +41,7 @@ static void wepoll_trip(void *ctx) {
 }
 
 int anchors_wepoll_rows(struct anchor_row *out) {
-  out[0] = (struct anchor_row){ ANCHOR_TCP, "wepoll", wepoll_open, wepoll_trip };
+  out[0] = (struct anchor_row){ ANCHOR_TCP, "wepoll", wepoll_open,
+                                wepoll_trip };
   return 1;
 }

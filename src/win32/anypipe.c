@@ -214,7 +214,8 @@ int anypoll__anypipe_drained(int fd, HANDLE h, LONG *seen) {
   struct noted *e = *noted_find(fd, h);
   if (e != NULL) {
     LONG reads = InterlockedCompareExchange(&e->reads, 0, 0);
-    drained = reads != *seen && InterlockedCompareExchange(&e->last_short, 0, 0);
+    drained = reads != *seen &&
+              InterlockedCompareExchange(&e->last_short, 0, 0) != 0;
     *seen = reads;
   }
   ReleaseSRWLockShared(&noted_lock);
