@@ -54,7 +54,30 @@ static long fd_write(int fd, const void *b, unsigned n) {
   return _write(fd, b, n);
 }
 static void fd_close(int fd) { _close(fd); }
+/* The wake pipe's byte, if it is there: a program that closed a registered
+ * descriptor before its del may read the number our pipe has since taken,
+ * and a blocking read of ours would then wait with the set's lock held.
+ * The pipe's read end cannot be made non-blocking here; it is looked at
+ * first. */
+static void drain_wake(int fd) {
+  struct pollfd p;
+  char b;
+  p.fd = fd;
+  p.events = POLLIN;
+  p.revents = 0;
+  if (anypoll_poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
+    (void)fd_read(fd, &b, 1);
+}
+static int wake_pipe_setup(int rfd) {
+  (void)rfd;
+  return 0;
+}
+/* No thread cancellation on Windows. */
+typedef int cancel_state;
+static void cancel_off(cancel_state *old) { *old = 0; }
+static void cancel_restore(cancel_state old) { (void)old; }
 #else
+#  include <fcntl.h>
 #  include <pthread.h>
 #  include <unistd.h>
 typedef pthread_mutex_t set_lock;
@@ -76,11 +99,34 @@ static void lock_take(set_lock *l) { pthread_mutex_lock(l); }
 static void lock_give(set_lock *l) { pthread_mutex_unlock(l); }
 static void cond_wait(set_cond *c, set_lock *l) { pthread_cond_wait(c, l); }
 static void cond_wake_all(set_cond *c) { pthread_cond_broadcast(c); }
-static long fd_read(int fd, void *b, unsigned n) { return read(fd, b, n); }
 static long fd_write(int fd, const void *b, unsigned n) {
   return write(fd, b, n);
 }
 static void fd_close(int fd) { close(fd); }
+/* The wake pipe's byte, if it is there. Its read end is non-blocking: a
+ * program that closed a registered descriptor before its del may read the
+ * number our pipe has since taken, and take the byte; a blocking read of
+ * ours would then wait with the set's lock held. */
+static void drain_wake(int fd) {
+  char b;
+  (void)!read(fd, &b, 1);
+}
+static int wake_pipe_setup(int rfd) {
+  int fl = fcntl(rfd, F_GETFL);
+  return fl < 0 || fcntl(rfd, F_SETFL, fl | O_NONBLOCK) != 0 ? -1 : 0;
+}
+/* The calls are safe with deferred cancellation: none is a cancellation
+ * point while the lock or a count of the set is held (write, read and
+ * pthread_cond_wait are). ctl runs with cancellation disabled and
+ * completes; a wait is cancelled only inside its anypoll_poll, where a
+ * cleanup handler gives the waiter back (poll_cancellable). */
+typedef int cancel_state;
+static void cancel_off(cancel_state *old) {
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, old);
+}
+static void cancel_restore(cancel_state old) {
+  pthread_setcancelstate(old, NULL);
+}
 #endif
 
 struct pset_entry {
@@ -88,6 +134,10 @@ struct pset_entry {
   unsigned events;   /* without ANYPOLL_ONESHOT */
   int oneshot;
   int disabled;      /* a one-shot entry already reported */
+  /* Its number is now one of the set's own wake pipe ends: it was closed
+   * before its del and our pipe took the number. Never polled (the pipe's
+   * readiness is not the program's), reported POLLNVAL as closed. */
+  int own;
   void *data;
   unsigned long long id; /* unique per registration, to tell a stale
                             pollfd from a newer add of the same number */
@@ -115,6 +165,7 @@ struct pset {
   size_t rot;    /* where the next wait starts: after the last reported */
   unsigned long long next_id;
   unsigned long long epoch; /* advanced by each del (wait_for_pollers) */
+  size_t nown;   /* entries with own set */
   struct waiter *waiters;
 };
 
@@ -152,6 +203,8 @@ static void wake_waiters(struct pset *s) {
 }
 
 static struct waiter *waiter_get(struct pset *s);
+static int set_poll_ctl(struct pset *s, int op, int fd, unsigned events,
+                        void *data);
 
 void *anypoll__set_poll_create(void) {
   struct pset *s = calloc(1, sizeof *s);
@@ -226,6 +279,7 @@ static int grow_entries(struct pset *s) {
 }
 
 static void remove_at(struct pset *s, size_t pos) {
+  s->nown -= (size_t)s->e[pos].own;
   s->index[s->e[pos].fd] = 0;
   s->count--;
   if (pos != s->count) {
@@ -252,9 +306,38 @@ static void wait_for_pollers(struct pset *s) {
       cond_wait(&s->done, &s->lock);
 }
 
+/* Whether fd is one of the set's own wake pipe ends. Under the lock. */
+static int own_fd(const struct pset *s, int fd) {
+  for (const struct waiter *w = s->waiters; w != NULL; w = w->next)
+    if (w->rfd == fd || w->wfd == fd)
+      return 1;
+  return 0;
+}
+
+/* Marks the entry registered under fd, a number our new wake pipe has just
+ * taken, as own. Under the lock. */
+static void mark_own(struct pset *s, int fd) {
+  size_t pos;
+  if (pset_find(s, fd, &pos) && !s->e[pos].own) {
+    s->e[pos].own = 1;
+    s->nown++;
+  }
+}
+
 int anypoll__set_poll_ctl(void *state, int op, int fd, unsigned events,
                           void *data) {
   struct pset *s = state;
+  cancel_state cancel;
+  cancel_off(&cancel);
+  int r = set_poll_ctl(s, op, fd, events, data);
+  int saved = errno;
+  cancel_restore(cancel);
+  errno = saved;
+  return r;
+}
+
+static int set_poll_ctl(struct pset *s, int op, int fd, unsigned events,
+                        void *data) {
   if (op != ANYPOLL__SET_DEL) {
     int open = fd_is_open(fd);
     if (open <= 0) {
@@ -276,7 +359,11 @@ int anypoll__set_poll_ctl(void *state, int op, int fd, unsigned events,
       pos = s->count++;
       s->e[pos].fd = fd;
       s->e[pos].id = ++s->next_id;
+      s->e[pos].own = 0;
       s->index[fd] = pos + 1;
+      /* Only a program using a number it closed can name our pipe. */
+      if (own_fd(s, fd))
+        mark_own(s, fd);
     }
   } else if (!found) {
     err = ENOENT;
@@ -334,6 +421,16 @@ static struct waiter *waiter_get(struct pset *s) {
     errno = saved;
     return NULL;
   }
+  if (wake_pipe_setup(p[0]) != 0) {
+    int saved = errno;
+    fd_close(p[0]);
+    fd_close(p[1]);
+    free(w);
+    errno = saved;
+    return NULL;
+  }
+  mark_own(s, p[0]);
+  mark_own(s, p[1]);
   w->rfd = p[0];
   w->wfd = p[1];
   w->busy = 1;
@@ -371,9 +468,78 @@ static int pset_remaining_ms(int timeout_ms, long long deadline_us) {
   return (int)((left + 999) / 1000);
 }
 
-int anypoll__set_poll_wait(void *state, struct anypoll_event *out, int max,
-                           int timeout_ms) {
-  struct pset *s = state;
+/* Ends a waiter's anypoll_poll: a del waiting for it may go on, and the
+ * wake-up byte, if one was written, is taken. Under the lock. */
+static void leave_poll(struct pset *s, struct waiter *w) {
+  w->in_poll = 0;
+  cond_wake_all(&s->done);
+  if (w->signalled) {
+    drain_wake(w->rfd);
+    w->signalled = 0;
+  }
+}
+
+#ifdef _WIN32
+static int poll_cancellable(struct pset *s, struct waiter *w,
+                            anypoll_nfds_t m, int t, cancel_state cancel) {
+  (void)s;
+  (void)cancel;
+  return anypoll_poll(w->fds, m, t);
+}
+#else
+struct poll_ctx {
+  struct pset *s;
+  struct waiter *w;
+};
+
+/* A waiter cancelled in its anypoll_poll: it leaves the poll and gives
+ * its waiter back, so that no del waits for it and no wait lacks it. */
+static void poll_cancelled(void *arg) {
+  struct poll_ctx *c = arg;
+  lock_take(&c->s->lock);
+  leave_poll(c->s, c->w);
+  c->w->busy = 0;
+  lock_give(&c->s->lock);
+}
+
+/* anypoll_poll, the one cancellation point of a wait. */
+static int poll_cancellable(struct pset *s, struct waiter *w,
+                            anypoll_nfds_t m, int t, cancel_state cancel) {
+  struct poll_ctx c;
+  int r, saved;
+  c.s = s;
+  c.w = w;
+  pthread_cleanup_push(poll_cancelled, &c);
+  cancel_restore(cancel);
+  r = anypoll_poll(w->fds, m, t);
+  saved = errno;
+  cancel_off(&cancel);
+  pthread_cleanup_pop(0);
+  errno = saved;
+  return r;
+}
+#endif
+
+/* Reports the enabled own entries (see struct pset_entry) with POLLNVAL,
+ * after the filled ones, up to max. Under the lock. */
+static int fill_own(struct pset *s, struct anypoll_event *out, int filled,
+                    int max) {
+  for (size_t i = 0; i < s->count && filled < max; i++) {
+    struct pset_entry *e = &s->e[i];
+    if (!e->own || e->disabled)
+      continue;
+    out[filled].fd = e->fd;
+    out[filled].events = POLLNVAL;
+    out[filled].data = e->data;
+    filled++;
+    if (e->oneshot)
+      e->disabled = 1;
+  }
+  return filled;
+}
+
+static int set_poll_wait(struct pset *s, struct anypoll_event *out, int max,
+                         int timeout_ms, cancel_state cancel) {
   long long deadline =
       timeout_ms > 0 ? anypoll__now_us() + (long long)timeout_ms * 1000 : 0;
   lock_take(&s->lock);
@@ -397,7 +563,7 @@ int anypoll__set_poll_wait(void *state, struct anypoll_event *out, int max,
     size_t m = 1;
     for (size_t i = 0; i < n; i++) {
       const struct pset_entry *e = &s->e[(s->rot + i) % n];
-      if (e->disabled)
+      if (e->disabled || e->own)
         continue;
       w->fds[m].fd = e->fd;
       w->fds[m].events = (short)e->events;
@@ -406,19 +572,13 @@ int anypoll__set_poll_wait(void *state, struct anypoll_event *out, int max,
     }
     w->in_poll = 1;
     w->epoch = s->epoch;
+    /* Own entries are ready (POLLNVAL): only look. */
+    int t = s->nown > 0 ? 0 : pset_remaining_ms(timeout_ms, deadline);
     lock_give(&s->lock);
-    int r = anypoll_poll(w->fds, (anypoll_nfds_t)m,
-                         pset_remaining_ms(timeout_ms, deadline));
+    int r = poll_cancellable(s, w, (anypoll_nfds_t)m, t, cancel);
     int poll_errno = errno;
     lock_take(&s->lock);
-    w->in_poll = 0;
-    cond_wake_all(&s->done);
-    if (w->signalled) {
-      char b;
-      /* The byte is there: it was written under the lock with the flag. */
-      (void)fd_read(w->rfd, &b, 1);
-      w->signalled = 0;
-    }
+    leave_poll(s, w);
     if (r < 0) {
       errno = poll_errno;
       result = -1;
@@ -432,9 +592,10 @@ int anypoll__set_poll_wait(void *state, struct anypoll_event *out, int max,
       if (revents == 0)
         continue;
       /* Deleted, added again, or (one-shot) reported by another waiter
-       * since the array was built: not this wait's to report. */
+       * since the array was built, or its number taken by our pipe since:
+       * not this wait's to report. */
       if (!pset_find(s, w->fds[k].fd, &pos) || s->e[pos].id != w->ids[k] ||
-          s->e[pos].disabled)
+          s->e[pos].disabled || s->e[pos].own)
         continue;
       struct pset_entry *e = &s->e[pos];
       /* A mod since then may have narrowed the events. */
@@ -449,8 +610,11 @@ int anypoll__set_poll_wait(void *state, struct anypoll_event *out, int max,
         e->disabled = 1;
       last = pos;
     }
-    if (filled > 0) {
+    if (filled > 0)
       s->rot = last + 1;
+    if (s->nown > 0)
+      filled = fill_own(s, out, filled, max);
+    if (filled > 0) {
       result = filled;
       break;
     }
@@ -463,6 +627,17 @@ int anypoll__set_poll_wait(void *state, struct anypoll_event *out, int max,
   w->busy = 0;
   lock_give(&s->lock);
   return result;
+}
+
+int anypoll__set_poll_wait(void *state, struct anypoll_event *out, int max,
+                           int timeout_ms) {
+  cancel_state cancel;
+  cancel_off(&cancel);
+  int r = set_poll_wait(state, out, max, timeout_ms, cancel);
+  int saved = errno;
+  cancel_restore(cancel);
+  errno = saved;
+  return r;
 }
 
 ANYPOLL__INTERNAL const struct anypoll__set_backend anypoll__set_poll_backend = {

@@ -178,6 +178,16 @@ TEST_CASE_SET(anypoll_read_blocks_until_write_then_eof)
 TEST_CASE_SET(anypoll_write_epipe_after_reader_closes)
 TEST_CASE_SET(anypoll_read_write_bad_arguments)
 TEST_CASE_SET(anypoll_close_socket_and_pipes)
+/* test_set_defects.c: always-ready entries among the rest (no busy wait,
+ * every waiter woken, the rotation's bound); test_set_posix.c (POSIX
+ * only): numbers closed before del, unopened numbers, cancellation. */
+TEST_CASE_SET(set_no_bits_asked_waits_asleep)
+TEST_CASE_SET(set_two_waiters_always_ready_both_wake)
+TEST_CASE_SET(set_fair_with_always_ready_entries)
+TEST_CASE_SET_POSIX(set_closed_number_taken_by_the_set)
+TEST_CASE_SET_POSIX(set_closed_always_ready_entry_not_reported)
+TEST_CASE_SET_POSIX(set_unopened_huge_number_allocates_nothing)
+TEST_CASE_SET_POSIX(set_thread_cancellation_leaves_set_usable)
 /* test_reliability.c: the set under load. */
 TEST_CASE_SET(stress_set_oneshot_bytes_exact)
 TEST_CASE_SET(stress_set_mod_flips_direction)
