@@ -410,3 +410,40 @@ TEST(set_thread_cancellation_leaves_set_usable) {
   tp_close(q[0]);
   tp_close(q[1]);
 }
+
+/* The dup trap and back: a registered descriptor duplicated, closed before
+ * its del (epoll keeps the registration, the file being open), deleted,
+ * and the same file put back under the old number with dup2. The number
+ * can be registered again and is watched as any other (epoll answered
+ * EEXIST for it, and ENOENT to mod and del, for good). */
+TEST(set_dup2_back_after_close_before_del) {
+  anypoll_set *set = tp_set_new();
+  int p[2];
+  tp_pipe(p);
+  int n = p[0];
+  ASSERT_EQ(anypoll_set_add(set, n, POLLIN, &note[0]), 0);
+  int m = dup(n);
+  ASSERT(m >= 0);
+  tp_close(n);
+  ASSERT_EQ(anypoll_set_del(set, n), 0);
+  ASSERT_EQ(dup2(m, n), n);
+  tp_close(m);
+  errno = 0;
+  int r = anypoll_set_add(set, n, POLLIN, &note[1]);
+  printf("add after dup2 back: %d (errno %d)\n", r, r ? errno : 0);
+  ASSERT_EQ(r, 0);
+  struct anypoll_event out[4];
+  ASSERT_EQ(anypoll_set_wait(set, out, 4, 0), 0);
+  ASSERT_EQ(tp_write(p[1], "x", 1), 1);
+  ASSERT_EQ(anypoll_set_wait(set, out, 4, 1000), 1);
+  ASSERT_EQ(out[0].fd, n);
+  ASSERT(out[0].data == &note[1]);
+  ASSERT_EQ(anypoll_set_mod(set, n, POLLIN, &note[2]), 0);
+  ASSERT_EQ(anypoll_set_wait(set, out, 4, 1000), 1);
+  ASSERT(out[0].data == &note[2]);
+  ASSERT_EQ(anypoll_set_del(set, n), 0);
+  ASSERT_EQ(anypoll_set_wait(set, out, 4, 0), 0);
+  ASSERT_EQ(anypoll_set_free(set), 0);
+  tp_close(p[0]);
+  tp_close(p[1]);
+}
