@@ -66,7 +66,7 @@ static void must_return(const char *what, void (*fn)(void *), void *arg) {
   bg_finish(&b, what);
 }
 
-/* ---- A waiter thread, in a loop until told to stop ------------------------ */
+/* ---- A waiter thread, in a loop until told to stop ---------------------- */
 
 struct looper {
   anypoll_set *set;

@@ -1,115 +1,43 @@
 /* SPDX-License-Identifier: MIT */
 /* The watch set on Linux: a thin layer over epoll, level-triggered, with
- * ANYPOLL_ONESHOT as EPOLLONESHOT. On POSIX systems without epoll the
- * default set backend is the portable one (src/set_poll.c), chosen below.
+ * ANYPOLL_ONESHOT as EPOLLONESHOT; this file makes the set and changes it,
+ * set_epoll_wait.c waits. On POSIX systems without epoll (or built with
+ * -DANYPOLL_HAVE_EPOLL=0, which keeps the portable backend testable on
+ * Linux) the default set backend is the portable one (src/set_poll.c),
+ * chosen below.
  *
  * What the layer adds to epoll:
  * - Descriptors epoll refuses with EPERM (regular files, /dev/null and
  *   other devices without a poll method) are kept in a table of their own
  *   and reported ready by every wait, with the bits poll() reports for
- *   them; we are a poll library.
+ *   them; we are a poll library. Such an entry is ready only when it asks
+ *   for a bit these descriptors have (POLLIN, POLLOUT and their RD/WR
+ *   forms), and only while its number still names the file it was
+ *   registered with (dev and inode, checked at each report): a closed one
+ *   is no longer reported, as epoll drops a closed entry.
+ * - A level-triggered eventfd in the epoll set, readable exactly while
+ *   such an entry is ready, so that every waiter wakes for it.
+ * - With such entries ready, one rotation over both kinds, in slot order
+ *   (set_epoll_wait.c).
  * - epoll's data carries a slot number and a generation, looked up under
  *   the set's lock, never a pointer: a del in another thread between
  *   epoll_wait and the look-up leaves a stale number, which is recognised
  *   and dropped, instead of a pointer to freed memory.
  * - The bits reported are those poll() reports: epoll's EPOLL* values are
- *   the POLL* values on Linux (checked below), and the kernel computes both
- *   from the same poll method, masked by the events asked for plus EPOLLERR
- *   and EPOLLHUP. Only the bits asked for (POLLIN, POLLPRI, POLLOUT and
- *   their RD/WR variants) are passed, so EPOLLRDHUP and EPOLLEXCLUSIVE,
- *   which poll() lacks, are never asked for nor reported. */
-#include "posix.h"
-#include "../set.h"
-
-#ifndef ANYPOLL_HAVE_EPOLL
-#  ifdef __linux__
-#    define ANYPOLL_HAVE_EPOLL 1
-#  else
-#    define ANYPOLL_HAVE_EPOLL 0
-#  endif
-#endif
+ *   the POLL* values on Linux (checked in set_epoll.h), and the kernel
+ *   computes both from the same poll method, masked by the events asked
+ *   for plus EPOLLERR and EPOLLHUP. Only the bits asked for (POLLIN,
+ *   POLLPRI, POLLOUT and their RD/WR variants) are passed, so EPOLLRDHUP
+ *   and EPOLLEXCLUSIVE, which poll() lacks, are never asked for nor
+ *   reported.
+ * - Thread cancellation: ctl is no cancellation point, and a wait is
+ *   cancelled only inside epoll_wait, where it holds nothing. */
+#include "set_epoll.h"
 
 #if ANYPOLL_HAVE_EPOLL
 
-#include <errno.h>
-#include <limits.h>
-#include <pthread.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-#include <fcntl.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-/* Compile-time checks in a form C99 accepts too (the one-file releases
- * are built by hosts with -std=c99 -pedantic): an array of size -1 does
- * not compile. */
-typedef char anypoll__epoll_bits_are_poll_bits
-    [(EPOLLIN == POLLIN && EPOLLPRI == POLLPRI && EPOLLOUT == POLLOUT &&
-      EPOLLERR == POLLERR && EPOLLHUP == POLLHUP &&
-      EPOLLRDNORM == POLLRDNORM && EPOLLRDBAND == POLLRDBAND &&
-      EPOLLWRNORM == POLLWRNORM && EPOLLWRBAND == POLLWRBAND)
-         ? 1
-         : -1];
-typedef char anypoll__epoll_oneshot_outside_poll_bits
-    [(EPOLLONESHOT & (POLLIN | POLLPRI | POLLOUT | POLLRDNORM | POLLRDBAND |
-                      POLLWRNORM | POLLWRBAND | POLLERR | POLLHUP)) == 0
-         ? 1
-         : -1];
-
-/* What poll() reports for a descriptor without a poll method (the
- * kernel's DEFAULT_POLLMASK), before the mask by the events asked for. */
-#define ALWAYS_READY_BITS (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM)
-
-/* The epoll data of the wake-up eventfd: no slot has this number. */
-#define WAKE_ID UINT64_MAX
-
-/* The most events one epoll_wait returns (the kernel's EP_MAX_EVENTS). */
-#define KERNEL_MAX_EVENTS ((size_t)INT_MAX / sizeof(struct epoll_event))
-
-struct slot {
-  int fd;            /* -1: free */
-  unsigned events;   /* without ANYPOLL_ONESHOT */
-  int oneshot;
-  int always;        /* refused by epoll (EPERM): always ready */
-  int disabled;      /* always-ready and one-shot, already reported */
-  int gone;          /* always-ready, its number found closed or reused */
-  dev_t dev;         /* always-ready: the file the number named */
-  ino_t ino;
-  uint32_t gen;      /* bumped when the slot is freed */
-  void *data;
-  size_t next_free;
-};
-
-struct eset {
-  int epfd;
-  /* An eventfd in the epoll set, level-triggered, readable exactly while
-   * ready_always > 0: a level, not an edge, so that every thread blocked
-   * in epoll_wait wakes for an always-ready entry (the kernel passes a
-   * level on from waiter to waiter; one edge wakes one). Made with the
-   * set, never later, so that it cannot take the number of a descriptor
-   * the program closed before its del, whose late del would then remove
-   * it from the epoll set. */
-  int wakefd;
-  pthread_mutex_t lock;
-  struct slot *slots;
-  size_t nslots, free_head; /* free list through next_free; nslots: none */
-  size_t nlive;             /* slots in use */
-  size_t *index; /* index[fd]: slot + 1, or 0 */
-  size_t index_cap;
-  size_t *always; /* the slots of always-ready entries */
-  size_t nalways, always_cap;
-  size_t rot;     /* the slot a wait with always-ready entries starts at */
-  /* Always-ready entries that a wait would report now (always_ready()).
-   * Changed under the lock, read without it by a wait choosing how to
-   * wait; the compiler's atomic built-ins rather than _Atomic, which C99
-   * hosts of the one-file release do not accept. */
-  size_t ready_always;
-};
-
-static uint64_t slot_id(const struct eset *s, size_t i) {
+ANYPOLL__INTERNAL uint64_t anypoll__eset_slot_id(const struct eset *s,
+                                                 size_t i) {
   return (uint64_t)s->slots[i].gen << 32 | (uint32_t)i;
 }
 
@@ -219,14 +147,15 @@ static void remove_always(struct eset *s, size_t slot) {
  * number still naming its file, and asked for a bit such a descriptor
  * has. One asked for nothing of these (events 0, POLLPRI alone) is never
  * ready, and must not keep the waits from sleeping. */
-static int always_ready(const struct slot *sl) {
+ANYPOLL__INTERNAL int anypoll__eset_always_ready(const struct slot *sl) {
   return sl->always && !sl->disabled && !sl->gone &&
          (sl->events & ALWAYS_READY_BITS) != 0;
 }
 
 /* Counts an entry becoming ready (now) or not (!now), and keeps the
  * eventfd readable exactly while the count is above 0. Under the lock. */
-static void ready_change(struct eset *s, int was, int now) {
+ANYPOLL__INTERNAL void anypoll__eset_ready_change(struct eset *s, int was,
+                                                  int now) {
   size_t n = s->ready_always;
   uint64_t v = 1;
   if (was == now)
@@ -242,7 +171,7 @@ static void ready_change(struct eset *s, int was, int now) {
 /* Whether an always-ready entry's number still names the file it was
  * registered with: 0, EBADF (closed), or ENOENT (reused by another file,
  * which the set does not hold, as epoll would not). */
-static int always_same_file(const struct slot *sl) {
+ANYPOLL__INTERNAL int anypoll__eset_same_file(const struct slot *sl) {
   struct stat st;
   if (fstat(sl->fd, &st) != 0)
     return EBADF;
@@ -262,7 +191,7 @@ static int eset_add(struct eset *s, int fd, struct epoll_event *ev,
     return EBADF;
   if (eset_reserve(s, fd, &slot) != 0)
     return ENOMEM;
-  ev->data.u64 = slot_id(s, slot);
+  ev->data.u64 = anypoll__eset_slot_id(s, slot);
   if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, ev) != 0) {
     if (errno == EEXIST) {
       /* Ours, though the table has no entry: closed before its del while
@@ -318,9 +247,9 @@ static int epoll_ctl_set(void *state, int op, int fd, unsigned events,
     err = fcntl(fd, F_GETFD) < 0 ? EBADF : ENOENT;
   } else if (op == ANYPOLL__SET_MOD) {
     struct slot *sl = &s->slots[slot];
-    ev.data.u64 = slot_id(s, slot);
+    ev.data.u64 = anypoll__eset_slot_id(s, slot);
     if (sl->always)
-      err = always_same_file(sl);
+      err = anypoll__eset_same_file(sl);
     else if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, fd, &ev) != 0)
       err = errno;
   } else {
@@ -333,7 +262,7 @@ static int epoll_ctl_set(void *state, int op, int fd, unsigned events,
       err = errno;
     if (err == 0) {
       if (sl->always) {
-        ready_change(s, always_ready(sl), 0);
+        anypoll__eset_ready_change(s, anypoll__eset_always_ready(sl), 0);
         remove_always(s, slot);
       }
       s->index[fd] = 0;
@@ -346,13 +275,13 @@ static int epoll_ctl_set(void *state, int op, int fd, unsigned events,
   }
   if (err == 0 && op != ANYPOLL__SET_DEL) {
     struct slot *sl = &s->slots[slot];
-    int was = always_ready(sl);
+    int was = anypoll__eset_always_ready(sl);
     sl->events = events & ~ANYPOLL_ONESHOT;
     sl->oneshot = (events & ANYPOLL_ONESHOT) != 0;
     sl->disabled = 0;
     sl->gone = 0;
     sl->data = data;
-    ready_change(s, was, always_ready(sl));
+    anypoll__eset_ready_change(s, was, anypoll__eset_always_ready(sl));
   }
   pthread_mutex_unlock(&s->lock);
   pthread_setcancelstate(cancel, NULL);
@@ -366,227 +295,10 @@ static int epoll_ctl_set(void *state, int op, int fd, unsigned events,
 /* The slot an epoll event stands for, and the bits to report: 0 for the
  * eventfd's, for a slot deleted (or deleted and reused) since, and for
  * one whose events a mod has narrowed since. Under the lock. */
-static unsigned kernel_bits(const struct eset *s, const struct epoll_event *e,
-                            size_t *slot) {
-  uint64_t id = e->data.u64;
-  *slot = (uint32_t)id;
-  if (id == WAKE_ID || *slot >= s->nslots || s->slots[*slot].fd < 0 ||
-      s->slots[*slot].gen != (uint32_t)(id >> 32))
-    return 0;
-  return e->events & (s->slots[*slot].events | POLLERR | POLLHUP);
-}
-
-static void put(struct anypoll_event *o, const struct slot *sl,
-                unsigned bits) {
-  o->fd = sl->fd;
-  o->events = bits;
-  o->data = sl->data;
-}
-
-/* A wait without always-ready entries: the kernel's events, in the
- * kernel's order, which rotates (each level-triggered event it returns
- * goes to the back of its ready list). Under the lock. */
-static int fill_kernel(struct eset *s, const struct epoll_event *ev, int k,
-                       struct anypoll_event *out) {
-  int filled = 0;
-  for (int i = 0; i < k; i++) {
-    size_t slot;
-    unsigned bits = kernel_bits(s, &ev[i], &slot);
-    if (bits != 0)
-      put(&out[filled++], &s->slots[slot], bits);
-  }
-  return filled;
-}
-
-/* A ready entry of a wait with always-ready entries, and its place in
- * slot order counted from the rotation point. */
-struct pick {
-  size_t key, slot;
-  unsigned bits;
-};
-
-static int pick_order(const void *a, const void *b) {
-  size_t x = ((const struct pick *)a)->key, y = ((const struct pick *)b)->key;
-  return x < y ? -1 : x > y;
-}
-
-/* A wait with always-ready entries: every ready entry of both kinds (the
- * kernel gave all of its own), in slot order from the rotation point, the
- * first max reported; so with a steady set of ready entries each is
- * reported within ceil(ready / max) waits, whatever its kind. A one-shot
- * kernel event left out is re-armed: the kernel disabled it when it
- * returned it. pick has room for k + nalways. Under the lock. */
-static int fill_rotated(struct eset *s, const struct epoll_event *ev, int k,
-                        struct anypoll_event *out, int max,
-                        struct pick *pick) {
-  size_t np = 0, n = s->nslots, r = s->rot % (n ? n : 1);
-  for (int i = 0; i < k; i++) {
-    size_t slot;
-    unsigned bits = kernel_bits(s, &ev[i], &slot);
-    if (bits != 0) {
-      pick[np].slot = slot;
-      pick[np++].bits = bits;
-    }
-  }
-  for (size_t i = 0; i < s->nalways; i++) {
-    struct slot *sl = &s->slots[s->always[i]];
-    if (!always_ready(sl))
-      continue;
-    if (always_same_file(sl) != 0) {
-      /* Closed before its del, or its number reused: no longer reported,
-       * as epoll drops a closed entry. The del still removes it. */
-      sl->gone = 1;
-      ready_change(s, 1, 0);
-      continue;
-    }
-    pick[np].slot = s->always[i];
-    pick[np++].bits = sl->events & ALWAYS_READY_BITS;
-  }
-  for (size_t i = 0; i < np; i++)
-    pick[i].key = pick[i].slot >= r ? pick[i].slot - r : pick[i].slot + n - r;
-  qsort(pick, np, sizeof *pick, pick_order);
-  int filled = 0;
-  for (size_t i = 0; i < np; i++) {
-    struct slot *sl = &s->slots[pick[i].slot];
-    if (filled < max) {
-      put(&out[filled++], sl, pick[i].bits);
-      s->rot = pick[i].slot + 1;
-      if (sl->always && sl->oneshot) {
-        sl->disabled = 1;
-        ready_change(s, 1, 0);
-      }
-    } else if (!sl->always && sl->oneshot) {
-      struct epoll_event e;
-      memset(&e, 0, sizeof e);
-      e.events = sl->events | EPOLLONESHOT;
-      e.data.u64 = slot_id(s, pick[i].slot);
-      /* Fails only for a number closed since: nothing to re-arm. */
-      (void)epoll_ctl(s->epfd, EPOLL_CTL_MOD, sl->fd, &e);
-    }
-  }
-  return filled;
-}
-
-static int eset_remaining_ms(int timeout_ms, long long deadline_us) {
-  if (timeout_ms <= 0)
-    return timeout_ms;
-  long long left = deadline_us - anypoll__now_us();
-  if (left <= 0)
-    return 0;
-  return (int)((left + 999) / 1000);
-}
-
-#define STACK_EVENTS 64
-
-/* A wait's buffers: on its stack up to STACK_EVENTS, else on the heap,
- * freed on return and by a cancellation in epoll_wait. */
-struct bufs {
-  struct epoll_event stack_ev[STACK_EVENTS];
-  struct pick stack_pick[STACK_EVENTS];
-  struct epoll_event *ev;
-  struct pick *pick;
-  size_t ev_cap, pick_cap;
-};
-
-static void bufs_free(void *arg) {
-  struct bufs *b = arg;
-  if (b->ev != b->stack_ev)
-    free(b->ev);
-  if (b->pick != b->stack_pick)
-    free(b->pick);
-}
-
-static int bufs_grow(void **p, size_t *cap, size_t n, size_t size,
-                     void *stack) {
-  if (n <= *cap)
-    return 0;
-  void *q = realloc(*p == stack ? NULL : *p, n * size);
-  if (q == NULL)
-    return -1;
-  *p = q;
-  *cap = n;
-  return 0;
-}
-
-/* One epoll_wait, the only cancellation point of a wait: a thread
- * cancelled in it leaves nothing held, and its buffers are freed. */
-static int kernel_wait(struct eset *s, struct bufs *b, size_t n, int t,
-                       int cancel) {
-  int k;
-  pthread_cleanup_push(bufs_free, b);
-  pthread_setcancelstate(cancel, NULL);
-  k = epoll_wait(s->epfd, b->ev, (int)n, t);
-  int saved = errno;
-  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-  errno = saved;
-  pthread_cleanup_pop(0);
-  return k;
-}
-
-static int epoll_wait_set(void *state, struct anypoll_event *out, int max,
-                          int timeout_ms) {
-  struct eset *s = state;
-  struct bufs b;
-  int cancel, filled;
-  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
-  b.ev = b.stack_ev;
-  b.pick = b.stack_pick;
-  b.ev_cap = b.pick_cap = STACK_EVENTS;
-  long long deadline =
-      timeout_ms > 0 ? anypoll__now_us() + (long long)timeout_ms * 1000 : 0;
-  for (;;) {
-    /* Always-ready entries ready: they are ready now, so the kernel is
-     * only looked at, and for all of its ready events, to rotate over
-     * both kinds at once. Else up to max of the kernel's, never more
-     * than it can hold (the registered ones and the eventfd), so that a
-     * huge max costs no memory and is never refused. */
-    int gather = __atomic_load_n(&s->ready_always, __ATOMIC_RELAXED) > 0;
-    pthread_mutex_lock(&s->lock);
-    size_t n = s->nlive - s->nalways + 1;
-    pthread_mutex_unlock(&s->lock);
-    if (!gather && n > (size_t)max)
-      n = (size_t)max;
-    if (n > KERNEL_MAX_EVENTS)
-      n = KERNEL_MAX_EVENTS;
-    if (bufs_grow((void **)&b.ev, &b.ev_cap, n, sizeof *b.ev, b.stack_ev)) {
-      errno = ENOMEM;
-      filled = -1;
-      break;
-    }
-    int t = gather ? 0 : eset_remaining_ms(timeout_ms, deadline);
-    int k = kernel_wait(s, &b, n, t, cancel);
-    if (k < 0) {
-      filled = -1;
-      break;
-    }
-    int woken = 0;
-    for (int i = 0; i < k; i++)
-      woken |= b.ev[i].data.u64 == WAKE_ID;
-    pthread_mutex_lock(&s->lock);
-    if (!gather && !woken) {
-      filled = fill_kernel(s, b.ev, k, out);
-    } else if (bufs_grow((void **)&b.pick, &b.pick_cap,
-                         (size_t)k + s->nalways, sizeof *b.pick,
-                         b.stack_pick) != 0) {
-      errno = ENOMEM;
-      filled = -1;
-    } else {
-      filled = fill_rotated(s, b.ev, k, out, max, b.pick);
-    }
-    pthread_mutex_unlock(&s->lock);
-    if (filled != 0 || timeout_ms == 0 ||
-        (timeout_ms > 0 && anypoll__now_us() >= deadline))
-      break;
-  }
-  bufs_free(&b);
-  pthread_setcancelstate(cancel, NULL);
-  return filled;
-}
-
 ANYPOLL__INTERNAL const struct anypoll__set_backend
     anypoll__set_default_backend = { "epoll", epoll_create_set,
                                      epoll_destroy_set, epoll_ctl_set,
-                                     epoll_wait_set };
+                                     anypoll__eset_wait };
 
 #else /* !ANYPOLL_HAVE_EPOLL */
 
