@@ -134,11 +134,29 @@ ANYPOLL_EXTERN int anypoll_poll(struct pollfd *fds, anypoll_nfds_t nfds,
  *
  * Level-triggered: a ready descriptor is reported by every wait until it
  * is no longer ready (ANYPOLL_ONESHOT: once, until anypoll_set_mod). Fair:
- * when more are ready than max, successive waits rotate. Threads: add, mod
- * and del may run while other threads wait on the set, and take effect in
- * those waits; any number of threads may wait on one set, and a one-shot
- * readiness goes to exactly one of them. anypoll_set_free must not run
- * while a thread waits on the set.
+ * when more are ready than max, successive waits rotate, each ready one
+ * (always-ready ones included) reported within ceil(ready / max) waits.
+ * Threads: add, mod and del may run while other threads wait on the set,
+ * and take effect in those waits; any number of threads may wait on one
+ * set, a one-shot readiness goes to exactly one of them and a
+ * level-triggered one to each. anypoll_set_free must not run while a
+ * thread waits on the set.
+ *
+ * Data after del: as with epoll, a wait in another thread may return an
+ * event of a descriptor whose del has already returned, with the data
+ * given before. Free what data points to only once every thread that was
+ * inside a wait at the del has returned from that wait (or del and free
+ * in the waiting thread).
+ *
+ * POSIX threads: add, mod and del are not cancellation points (a
+ * cancelled thread completes them); anypoll_set_wait is one, and a waiter
+ * cancelled in it (deferred cancellation) leaves the set as if the wait
+ * had returned 0.
+ *
+ * fork: the child shares the set's kernel objects with the parent (the
+ * epoll instance; the portable backend's pipes) but not its tables. It
+ * must not add, mod, del or wait on an inherited set; it may free it, if
+ * no thread was inside a call on it at the fork.
  *
  * Windows: the descriptor cap. The mingw-w64 builds use msvcrt.dll, whose
  * C runtime holds at most 2048 descriptors (a hard limit, in Microsoft's
@@ -163,7 +181,10 @@ struct anypoll_event {
 #define ANYPOLL_ONESHOT (1u << 30)
 
 /* anypoll_set_new - a new, empty set; NULL with errno (ENOMEM, EAGAIN,
- * EMFILE) on failure. */
+ * EMFILE, ENFILE) on failure. The set holds descriptors of its own from
+ * here on (Linux: an epoll descriptor and an eventfd; the portable
+ * backend: a pipe, and one more per thread waiting at once beyond the
+ * first). */
 ANYPOLL_EXTERN anypoll_set *anypoll_set_new(void);
 
 /* anypoll_set_free - frees the set; the descriptors stay open.
@@ -175,9 +196,13 @@ ANYPOLL_EXTERN int anypoll_set_free(anypoll_set *set);
  * and POLLHUP are always reported), change what is watched, or stop
  * watching it. 0, or -1 with errno: EEXIST (add: already registered),
  * ENOENT (mod, del: not registered), EBADF (fd not open), EINVAL (set
- * NULL, unknown event bits), ENOMEM. Nothing changes on an error.
+ * NULL, unknown event bits), ENOMEM, ELOOP (Linux, add: fd is an epoll
+ * descriptor that would make a loop or too deep a nest). Nothing changes
+ * on an error, and nothing is allocated for a number that is not open.
  * Regular files and other descriptors that anypoll_poll reports always
- * ready are accepted, and reported ready by every wait.
+ * ready are accepted, and reported ready by every wait when asked for a
+ * bit they have (POLLIN, POLLOUT, their RD/WR forms); asked for none
+ * (events 0, POLLPRI alone) they are not ready and waits sleep.
  *
  * A descriptor must be deleted before it is closed. A program that closes
  * one first gets no crash and no hang, and the other entries keep working;
@@ -188,8 +213,13 @@ ANYPOLL_EXTERN int anypoll_set_free(anypoll_set *set);
  * descriptor of the same open file, from dup or fork, keeps it alive:
  * then epoll goes on reporting it under the old number, and after its del
  * each wait receives and drops its readiness, a busy wait while it stays
- * ready, until the set is freed). A number closed and reused is still the
- * old entry until that del.
+ * ready, until the set is freed or the same file is added again under
+ * that number, after a dup2 back, which works). On Linux an always-ready
+ * entry closed first is no longer reported either, and its mod fails
+ * (EBADF closed, ENOENT reused by another file). With the portable
+ * backend a number closed and reused is still the old entry until that
+ * del, unless the set's own wake-up pipe took it: then the entry is
+ * reported POLLNVAL, never with the pipe's readiness.
  *
  * Windows, synchronous pipes (_pipe, CreatePipe, anypoll_pipe): while a
  * registered read end is empty with its writer alive, the set keeps a
@@ -218,7 +248,12 @@ ANYPOLL_EXTERN int anypoll_set_del(anypoll_set *set, int fd);
  * timeout passes (the rules of anypoll_poll's timeout_ms), and fills at
  * most max entries of out. Returns how many it filled, 0 on timeout, or
  * -1 with errno: EINVAL (set NULL, out NULL, max <= 0), EINTR (a signal,
- * or on Windows a user APC), ENOMEM, EAGAIN. */
+ * or on Windows a user APC), ENOMEM, EAGAIN; with the portable backend
+ * also EMFILE or ENFILE (a thread waiting at once with others needs a
+ * wake-up pipe of its own) and EINVAL where anypoll_poll refuses the call
+ * (more registered than the soft RLIMIT_NOFILE, or over select() a
+ * descriptor at or above FD_SETSIZE). max has no upper limit: a wait's
+ * memory grows with what is registered, never with max. */
 ANYPOLL_EXTERN int anypoll_set_wait(anypoll_set *set, struct anypoll_event *out,
                                     int max, int timeout_ms);
 
