@@ -353,6 +353,14 @@ TEST(set_thread_cancellation_leaves_set_usable) {
   tp_pipe(p);
   tp_pipe(q);
   ASSERT_EQ(anypoll_set_add(set, p[0], POLLIN, &note[0]), 0);
+  /* Enough entries that the wait's buffers are on the heap (more than 64
+   * in epoll's): freed when it is cancelled (LeakSanitizer checks). */
+  int dups[70];
+  for (int i = 0; i < 70; i++) {
+    dups[i] = dup(q[1]);
+    ASSERT(dups[i] >= 0);
+    ASSERT_EQ(anypoll_set_add(set, dups[i], POLLIN, &note[6]), 0);
+  }
   /* A waiter cancelled while it waits. */
   struct waitarg w = { set, -1, -2, { { 0, 0, NULL } } };
   pthread_t t;
@@ -365,6 +373,10 @@ TEST(set_thread_cancellation_leaves_set_usable) {
   struct cancel_ctl d = { set, 'd', p[0], 0, 0 };
   must_return("del after a cancelled wait", del_call, &d);
   ASSERT_EQ(d.ready, 0);
+  for (int i = 0; i < 70; i++) {
+    ASSERT_EQ(anypoll_set_del(set, dups[i]), 0);
+    tp_close(dups[i]);
+  }
   /* An add cancelled inside: of an always-ready entry, while a waiter
    * waits (epoll: the add wakes it). */
   struct waitarg w2 = { set, -1, -2, { { 0, 0, NULL } } };
