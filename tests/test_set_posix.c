@@ -459,3 +459,29 @@ TEST(set_dup2_back_after_close_before_del) {
   tp_close(p[0]);
   tp_close(p[1]);
 }
+
+/* max has no upper limit, and costs nothing by itself: epoll refused one
+ * above 178956970 (its EP_MAX_EVENTS) with EINVAL, and allocated a buffer
+ * of max events. Only as many entries as are ready are written. */
+TEST(set_wait_max_without_limit) {
+  anypoll_set *set = tp_set_new();
+  int p[2];
+  tp_pipe(p);
+  ASSERT_EQ(anypoll_set_add(set, p[0], POLLIN, &note[0]), 0);
+  ASSERT_EQ(tp_write(p[1], "x", 1), 1);
+  struct anypoll_event out[2];
+  const int maxes[] = { 178956971, INT_MAX };
+  for (int i = 0; i < 2; i++) {
+    long before = max_rss_kib();
+    errno = 0;
+    int n = anypoll_set_wait(set, out, maxes[i], 1000);
+    printf("max %d: %d (errno %d), peak resident size grew by %ld KiB\n",
+           maxes[i], n, n < 0 ? errno : 0, max_rss_kib() - before);
+    ASSERT_EQ(n, 1);
+    ASSERT_EQ(out[0].fd, p[0]);
+    ASSERT_LT(max_rss_kib() - before, 16 * 1024);
+  }
+  ASSERT_EQ(anypoll_set_free(set), 0);
+  tp_close(p[0]);
+  tp_close(p[1]);
+}
