@@ -403,6 +403,7 @@ enum {
 struct anypoll__watch_sub {
   struct anypoll__watch_sub *next; /* watch.c's */
   struct watch *watch;             /* watch.c's */
+  HANDLE handle;                   /* watch.c's: the handle it came with */
   HANDLE event;                    /* set by the subscriber */
   void (*notify)(struct anypoll__watch_sub *sub); /* or NULL */
   void *ctx;                                      /* the subscriber's */
