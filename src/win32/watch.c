@@ -537,3 +537,10 @@ void anypoll__watch_leave_all(struct anypoll__watch_sub *subs,
   ReleaseSRWLockExclusive(&table_lock);
 }
 
+int anypoll__watch_fired(struct anypoll__watch_sub *sub) {
+  AcquireSRWLockExclusive(&table_lock);
+  int fired = sub->watch != NULL && !sub->watch->reading &&
+              sub->outcome == ANYPOLL_WATCH_FIRED;
+  ReleaseSRWLockExclusive(&table_lock);
+  return fired;
+}
