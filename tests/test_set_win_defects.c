@@ -337,3 +337,45 @@ TEST(set_no_bits_asked_waits_asleep) {
   tp_close(q[0]);
   tp_close(q[1]);
 }
+
+/* ---- Two waiters, one entry that stays ready ---------------------------------
+ * Level-triggered: two threads asleep in one set's wait, then a descriptor
+ * that is ready and stays so (a write end with room) is added: both see it,
+ * as with epoll (each wait reports what is ready when it looks). Windows:
+ * the add wakes one waiter, which wakes the next as it leaves with ready
+ * entries still listed. */
+struct two_waiter {
+  anypoll_set *set;
+  struct anypoll_event out[2];
+  atomic_int result;
+};
+
+static void two_waiter_main(void *arg) {
+  struct two_waiter *w = arg;
+  w->result = anypoll_set_wait(w->set, w->out, 2, 20000);
+}
+
+TEST(set_two_waiters_see_entry_that_stays_ready) {
+  anypoll_set *set = tp_set_new();
+  int idle[2], w[2];
+  tp_pipe(idle);
+  tp_pipe(w);
+  ASSERT_EQ(anypoll_set_add(set, idle[0], POLLIN, &tag[0]), 0);
+  struct two_waiter a = { set, { { 0, 0, NULL } }, -2 };
+  struct two_waiter b = { set, { { 0, 0, NULL } }, -2 };
+  tp_thread *ta = tp_thread_start(two_waiter_main, &a);
+  tp_thread *tb = tp_thread_start(two_waiter_main, &b);
+  tp_sleep_ms(200); /* both asleep in the set, most likely */
+  ASSERT_EQ(anypoll_set_add(set, w[1], POLLOUT, &tag[1]), 0);
+  tp_thread_join(ta);
+  tp_thread_join(tb);
+  ASSERT_EQ(a.result, 1);
+  ASSERT_EQ(b.result, 1);
+  ASSERT(a.out[0].data == &tag[1] && a.out[0].events == (unsigned)POLLOUT);
+  ASSERT(b.out[0].data == &tag[1] && b.out[0].events == (unsigned)POLLOUT);
+  ASSERT_EQ(anypoll_set_free(set), 0);
+  tp_close(idle[0]);
+  tp_close(idle[1]);
+  tp_close(w[0]);
+  tp_close(w[1]);
+}
