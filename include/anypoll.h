@@ -127,15 +127,22 @@ ANYPOLL_EXTERN int anypoll_poll(struct pollfd *fds, anypoll_nfds_t nfds,
 
 /* ---- The watch set ---------------------------------------------------------
  * An epoll-style set: a descriptor is registered once, and a wait reports
- * the registered descriptors that are ready. On Windows the wait costs the
- * same whether 1 or 1000 idle descriptors are registered (see
- * anypoll_set(3) and docs/windows-design.md); anypoll_poll, which holds
- * nothing across calls, must arm and disarm every entry on every call.
+ * the registered descriptors that are ready. Backends: epoll on Linux; on
+ * Windows one I/O completion port per set, each registration keeping its
+ * own wake-up source armed across waits, so that a wait costs the same
+ * whether 1 or 1000 idle descriptors are registered (see anypoll_set(3)
+ * and docs/windows-design.md); elsewhere on POSIX a portable backend that
+ * makes one anypoll_poll over every registered descriptor per wait.
+ * anypoll_poll, which holds nothing across calls, must arm and disarm
+ * every entry on every call.
  *
  * Level-triggered: a ready descriptor is reported by every wait until it
  * is no longer ready (ANYPOLL_ONESHOT: once, until anypoll_set_mod). Fair:
  * when more are ready than max, successive waits rotate, each ready one
- * (always-ready ones included) reported within ceil(ready / max) waits.
+ * (always-ready ones included) reported within ceil(ready / max) waits,
+ * whatever wakes it (on Windows, entries that stay ready, such as files
+ * and write ends with room, take turns with entries woken through the
+ * port; anypoll_set(3)).
  * Threads: add, mod and del may run while other threads wait on the set,
  * and take effect in those waits; any number of threads may wait on one
  * set, a one-shot readiness goes to exactly one of them and a
@@ -180,11 +187,19 @@ struct anypoll_event {
  * re-arms it. A bit outside every POLL* value of the platform. */
 #define ANYPOLL_ONESHOT (1u << 30)
 
-/* anypoll_set_new - a new, empty set; NULL with errno (ENOMEM, EAGAIN,
- * EMFILE, ENFILE) on failure. The set holds descriptors of its own from
- * here on (Linux: an epoll descriptor and an eventfd; the portable
- * backend: a pipe, and one more per thread waiting at once beyond the
- * first). */
+/* anypoll_set_new - a new, empty set; NULL with errno on failure, one of
+ * (the list is complete):
+ *   ENOMEM  out of memory.
+ *   EMFILE, ENFILE  no descriptor left for the epoll instance (Linux),
+ *           or for the portable backend's wake-up pipe.
+ *   EAGAIN  a lock or a kernel object could not be made (Windows: out of
+ *           handles, or Winsock could not be started).
+ *   ENOSYS  Windows: ntdll.dll lacks an entry point the library needs.
+ *   EIO     Windows: the completion port or its retry timer could not be
+ *           made, for a reason no errno above describes.
+ * The set holds descriptors of its own from here on (Linux: an epoll
+ * descriptor and an eventfd; the portable backend: a pipe, and one more
+ * per thread waiting at once beyond the first). */
 ANYPOLL_EXTERN anypoll_set *anypoll_set_new(void);
 
 /* anypoll_set_free - frees the set; the descriptors stay open.
@@ -194,15 +209,45 @@ ANYPOLL_EXTERN int anypoll_set_free(anypoll_set *set);
 /* anypoll_set_add, _mod, _del - register fd for events (POLLIN, POLLPRI,
  * POLLOUT and their RD/WR variants, optionally ANYPOLL_ONESHOT; POLLERR
  * and POLLHUP are always reported), change what is watched, or stop
- * watching it. 0, or -1 with errno: EEXIST (add: already registered),
- * ENOENT (mod, del: not registered), EBADF (fd not open), EINVAL (set
- * NULL, unknown event bits), ENOMEM, ELOOP (Linux, add: fd is an epoll
- * descriptor that would make a loop or too deep a nest). Nothing changes
- * on an error, and nothing is allocated for a number that is not open.
+ * watching it. 0, or -1 with errno, one of (the list is complete):
+ *   EINVAL  set is NULL, or events has unknown bits.
+ *   EBADF   fd is negative or not an open descriptor.
+ *   EEXIST  add: fd is registered already.
+ *   ENOENT  mod, del: fd is not registered (Linux: also mod of a number
+ *           closed and reopened before its del, which epoll has dropped).
+ *   ENOMEM  add, mod: out of memory (Linux: also the kernel's limit of
+ *           epoll watches).
+ *   ELOOP   add, Linux: fd is an epoll instance nested too deep
+ *           (epoll_ctl(2)).
+ *   ENOSYS  add, Windows: fd is a socket and the system has no AFD driver
+ *           (the set's first socket opens the set's own AFD handle).
+ *   EAGAIN, EIO  add, Windows: the set's AFD handle could not be
+ *           associated with its completion port (the Win32 error mapped as
+ *           anypoll_poll maps one: out of handles EAGAIN, out of memory
+ *           ENOMEM, anything else EIO).
+ *   With the portable backend (POSIX without epoll), add and mod check fd
+ *   with anypoll_poll first and can also fail as it does (ENOMEM, EAGAIN;
+ *   on Windows ENOSYS, EIO). Nothing changes on an error, and nothing is
+ *   allocated for a number that is not open.
  * Regular files and other descriptors that anypoll_poll reports always
  * ready are accepted, and reported ready by every wait when asked for a
  * bit they have (POLLIN, POLLOUT, their RD/WR forms); asked for none
  * (events 0, POLLPRI alone) they are not ready and waits sleep.
+ *
+ * Windows: what wakes a wait. A synchronous pipe's read end: a helper's
+ * zero-byte read (below); an anypoll_pipe read end: a zero-byte read
+ * completing to the set's port; an overlapped pipe: an overlapped
+ * zero-byte read; a socket: an AFD poll; console input: a thread-pool wait.
+ * Re-checked on a timer instead (no notification exists, or a read of
+ * ours would change what the program reads): a write end asked for
+ * POLLOUT (every 16 ms while full), a write end asked for anything else
+ * (every 50 ms: its reader's departure, POLLERR; not seen on a write-only
+ * handle opened without FILE_READ_ATTRIBUTES, which cannot be asked), a
+ * message-type read end (every 16 ms: a zero-byte read would consume a
+ * zero-length message), and a read end holding data it was not asked
+ * for (a 50 ms timer every other round). A registration whose wake-up
+ * source cannot be armed (out of threads or handles) is reported with
+ * POLLERR by the wait, not as an error.
  *
  * A descriptor must be deleted before it is closed. A program that closes
  * one first gets no crash and no hang, and the other entries keep working;
@@ -247,13 +292,21 @@ ANYPOLL_EXTERN int anypoll_set_del(anypoll_set *set, int fd);
 /* anypoll_set_wait - waits until a registered descriptor is ready or the
  * timeout passes (the rules of anypoll_poll's timeout_ms), and fills at
  * most max entries of out. Returns how many it filled, 0 on timeout, or
- * -1 with errno: EINVAL (set NULL, out NULL, max <= 0), EINTR (a signal,
- * or on Windows a user APC), ENOMEM, EAGAIN; with the portable backend
- * also EMFILE or ENFILE (a thread waiting at once with others needs a
- * wake-up pipe of its own) and EINVAL where anypoll_poll refuses the call
- * (more registered than the soft RLIMIT_NOFILE, or over select() a
- * descriptor at or above FD_SETSIZE). max has no upper limit: a wait's
- * memory grows with what is registered, never with max. */
+ * -1 with errno, one of (the list is complete):
+ *   EINVAL  set or out is NULL, or max <= 0.
+ *   EINTR   a signal (POSIX) or a user APC (Windows) interrupted the wait.
+ *   ENOMEM  out of memory.
+ *   EIO     Windows: the completion port's wait failed (its Win32 error
+ *           mapped as anypoll_poll maps one; EIO unless out of memory or
+ *           handles, ENOMEM or EAGAIN).
+ *   With the portable backend: anypoll_poll's errors (EAGAIN; on Windows
+ *   also ENOSYS, EBADF, EIO), and EMFILE or ENFILE when a thread that
+ *   waits at the same time as others needs a wake-up pipe of its own.
+ *   EINVAL, portable backend: also when anypoll_poll refuses the call
+ *           (more registered than the soft RLIMIT_NOFILE, or over select()
+ *           a descriptor at or above FD_SETSIZE).
+ * max has no upper limit: a wait's memory grows with what is registered,
+ * never with max. */
 ANYPOLL_EXTERN int anypoll_set_wait(anypoll_set *set, struct anypoll_event *out,
                                     int max, int timeout_ms);
 
@@ -272,8 +325,13 @@ ANYPOLL_EXTERN int anypoll_set_wait(anypoll_set *set, struct anypoll_event *out,
  * on the write end, and _close on either end, work as on a _pipe() pipe.
  * The read end can belong to one completion port for its life: a set
  * associates it with its own, and ends that at del where the system can
- * (Windows 8.1 and later); a program must not associate it with a port of
- * its own. docs/windows-design.md, "anypoll_pipe". */
+ * (Windows 8.1 and later). Where it cannot (before Windows 8.1, and under
+ * Wine 8) the association stays until the read end is closed: the one
+ * side effect a set has on a descriptor. Another set (or this one after
+ * a del and a new add) then waits on it through an overlapped read and a
+ * thread-pool wait instead, and a program cannot associate it with a
+ * port of its own; it must not try to in any case.
+ * docs/windows-design.md, "anypoll_pipe". */
 ANYPOLL_EXTERN int anypoll_pipe(int fds[2]);
 
 /* anypoll_read, anypoll_write - read or write up to len bytes of fd, as

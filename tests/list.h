@@ -102,6 +102,8 @@ TEST_CASE_WIN(set_win_pipe_closed_before_del_model)
 TEST_CASE_WIN(set_win_failed_post_retried)
 TEST_CASE_WIN(set_win_failed_wake_retried)
 TEST_CASE_WIN(set_win_failed_posts_relisted)
+/* test_win_set.c, issue 32: a zero-length message kept by the set */
+TEST_CASE_WIN(set_win_message_pipe_zero_length_message_kept)
 /* test_win_file_lock.c: Windows only: the file-object lock (its model,
  * and waits that must not hold up a call of the program) */
 TEST_CASE_WIN(lock_model_fires_both_orders)
@@ -193,3 +195,12 @@ TEST_CASE_SET_POSIX(set_wait_max_without_limit)
 /* test_reliability.c: the set under load. */
 TEST_CASE_SET(stress_set_oneshot_bytes_exact)
 TEST_CASE_SET(stress_set_mod_flips_direction)
+/* test_set_win_defects.c: the watch set against issue 32's defects (first
+ * seen on Windows), once per set backend, everywhere. */
+TEST_CASE_SET(set_freed_value_reused_by_pipe_is_the_pipe)
+TEST_CASE_SET(set_freed_value_reused_by_null_device_is_ready)
+TEST_CASE_SET(set_fair_always_ready_and_woken_max1)
+TEST_CASE_SET(set_fair_always_ready_and_woken_max4)
+TEST_CASE_SET(set_write_end_pollerr_without_pollout)
+TEST_CASE_SET(set_no_bits_asked_waits_asleep)
+TEST_CASE_SET(set_two_waiters_see_entry_that_stays_ready)

@@ -536,3 +536,72 @@ TEST(set_win_failed_wake_retried) {
     _close(ready[i]);
   }
 }
+
+/* ---- A zero-length message kept (issue 32) ---------------------------------
+ * A zero-byte read on a message-type pipe completes by consuming a
+ * zero-length message, which the program would then never read: the set
+ * arms none there (anypoll_poll's rule, docs/deviations.md) and re-checks
+ * the pipe instead. A writer sends "" then "hello" to a registered message
+ * pipe whose read end the set has armed: the program's reads get 0 bytes,
+ * then 5. Before the fix the set's zero-byte read (a helper's on the
+ * synchronous handle, an overlapped one on the other) ate the empty
+ * message: the first read got 5 bytes. */
+static DWORD message_read(HANDLE h, int overlapped, char *buf, DWORD len) {
+  DWORD n = 99;
+  if (!overlapped) {
+    ASSERT(ReadFile(h, buf, len, &n, NULL));
+    return n;
+  }
+  OVERLAPPED ov;
+  memset(&ov, 0, sizeof ov);
+  ov.hEvent = CreateEventW(NULL, TRUE, FALSE, NULL);
+  ASSERT(ov.hEvent != NULL);
+  if (!ReadFile(h, buf, len, NULL, &ov))
+    ASSERT_EQ(GetLastError(), ERROR_IO_PENDING);
+  ASSERT(GetOverlappedResult(h, &ov, &n, TRUE));
+  CloseHandle(ov.hEvent);
+  return n;
+}
+
+static void message_kept(int overlapped) {
+  WCHAR name[80];
+  wsprintfW(name, L"\\\\.\\pipe\\anypoll-setmsg-%lu-%d", GetCurrentProcessId(),
+            overlapped);
+  HANDLE srv = CreateNamedPipeW(
+      name, PIPE_ACCESS_INBOUND | (overlapped ? FILE_FLAG_OVERLAPPED : 0),
+      PIPE_TYPE_MESSAGE | PIPE_READMODE_MESSAGE | PIPE_WAIT, 1, 4096, 4096, 0,
+      NULL);
+  ASSERT(srv != INVALID_HANDLE_VALUE);
+  HANDLE cli = CreateFileW(name, GENERIC_WRITE, 0, NULL, OPEN_EXISTING, 0,
+                           NULL);
+  ASSERT(cli != INVALID_HANDLE_VALUE);
+  int fd = _open_osfhandle((intptr_t)srv, _O_RDONLY | _O_BINARY);
+  ASSERT(fd >= 0);
+  void *s = B.create();
+  ASSERT(s != NULL);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, fd, POLLIN, (void *)4), 0);
+  struct anypoll_event ev[4];
+  ASSERT_EQ(B.wait(s, ev, 4, 100), 0); /* armed, idle */
+  DWORD n = 1;
+  ASSERT(WriteFile(cli, "", 0, &n, NULL));
+  ASSERT_EQ(n, 0);
+  ASSERT(WriteFile(cli, "hello", 5, &n, NULL));
+  ASSERT_EQ(n, 5);
+  ASSERT_EQ(B.wait(s, ev, 4, 5000), 1);
+  ASSERT_EQ(ev[0].fd, fd);
+  ASSERT_EQ(ev[0].events, (unsigned)POLLIN);
+  ASSERT(ev[0].data == (void *)4);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_DEL, fd, 0, NULL), 0);
+  char buf[16];
+  ASSERT_EQ(message_read(srv, overlapped, buf, sizeof buf), 0);
+  ASSERT_EQ(message_read(srv, overlapped, buf, sizeof buf), 5);
+  ASSERT(memcmp(buf, "hello", 5) == 0);
+  ASSERT_EQ(B.destroy(s), 0);
+  CloseHandle(cli);
+  _close(fd);
+}
+
+TEST(set_win_message_pipe_zero_length_message_kept) {
+  message_kept(0);
+  message_kept(1);
+}

@@ -51,6 +51,7 @@ static void classify_handle(HANDLE h, struct anypoll__item *item) {
   if (anypoll__sys_pipe_local_info(h, &item->u.pipe.info)) {
     set_pipe_access(item);
     item->u.pipe.have_info = 1;
+    item->u.pipe.askable = 1;
     item->u.pipe.message =
         item->u.pipe.info.NamedPipeType == ANYPOLL_FILE_PIPE_MESSAGE_TYPE;
     return;

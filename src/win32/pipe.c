@@ -370,11 +370,21 @@ int anypoll__pipe_arm_async(struct anypoll__waiter *wt,
   return arm_async(wt, item);
 }
 
+int anypoll__pipe_peer_unwatched(const struct anypoll__item *item,
+                                 short events) {
+  return item->u.pipe.writable && !item->u.pipe.readable &&
+         item->u.pipe.askable && !(events & POLLOUT);
+}
+
 int anypoll__pipe_arm_sync(struct anypoll__waiter *wt,
                            struct anypoll__item *item, short events) {
-  /* A write end asked for POLLOUT has no notification when room appears. */
+  /* A write end asked for POLLOUT has no notification when room appears;
+   * one asked for anything else none when its reader goes, which is
+   * POLLERR, reported whatever was asked. */
   if (item->u.pipe.writable && (events & POLLOUT))
     anypoll__want_recheck(wt, item, ANYPOLL_RECHECK_WRITE_MS);
+  else if (anypoll__pipe_peer_unwatched(item, events))
+    anypoll__want_recheck(wt, item, ANYPOLL_RECHECK_PEER_MS);
   /* Every read end is watched, POLLIN asked or not: its POLLHUP is
    * reported regardless. */
   if (!item->u.pipe.readable || item->u.pipe.async || skip_unarmable(wt, item, 1) ||

@@ -419,15 +419,18 @@ int anypoll__set_iocp_ctl(void *state, int op, int fd, unsigned events,
 }
 
 /* Checks what is on the check list (after the queued registrations have
- * joined it), from `from` (NULL: the head) to the entry that is last when
- * it starts, once each, so a ready one moved to the tail is not reported
- * twice: reports the ready ones into out and arms the others. When out is
- * full the rest stay at the head, for the next wait (fairness). Sets
- * *port_armed when an armed source answers through the port even if the
- * registration is ready now (a socket's AFD poll). */
+ * joined it), from `from` (NULL: the head) to `last` (NULL: the entry that
+ * is last when it starts), once each, so a ready one moved to the tail is
+ * not reported twice: reports the ready ones into out and arms the others.
+ * When out is full the rest stay where they are, ahead of the reported
+ * ones, for the next wait (fairness). *requeued, if still NULL, gets the
+ * first entry this run put back at the tail (reported, level-triggered).
+ * Sets *port_armed when an armed source answers through the port even if
+ * the registration is ready now (a socket's AFD poll). */
 static int iocp_run_checks(struct anypoll__set *s, struct anypoll_event *out,
-                           int max, int *port_armed,
-                           struct anypoll__reg *from) {
+                           int max, int *port_armed, struct anypoll__reg *from,
+                           struct anypoll__reg *last,
+                           struct anypoll__reg **requeued) {
   while (s->update_head != NULL) {
     struct anypoll__reg *r = s->update_head;
     iocp_update_remove(s, r);
@@ -435,13 +438,15 @@ static int iocp_run_checks(struct anypoll__set *s, struct anypoll_event *out,
       iocp_check_push(s, r);
   }
   int n = 0;
-  struct anypoll__reg *last = s->check_tail;
+  if (last == NULL)
+    last = s->check_tail;
   struct anypoll__reg *r = from != NULL ? from : s->check_head;
   while (n < max && r != NULL) {
     struct anypoll__reg *next = r == last ? NULL : r->check_next;
     iocp_check_remove(s, r);
     int revents = iocp_check(r);
     r->fresh = 0;
+    int requeue = 0;
     if (revents > 0) {
       out[n].fd = r->fd;
       out[n].events = (unsigned)revents;
@@ -450,7 +455,7 @@ static int iocp_run_checks(struct anypoll__set *s, struct anypoll_event *out,
       if (r->events & ANYPOLL_ONESHOT)
         r->disabled = 1;
       else
-        iocp_check_push(s, r);
+        requeue = 1;
     } else {
       if (revents < 0)
         *port_armed = 1;
@@ -461,12 +466,36 @@ static int iocp_run_checks(struct anypoll__set *s, struct anypoll_event *out,
         out[n].events = POLLERR;
         out[n].data = r->data;
         n++;
-        iocp_check_push(s, r);
+        requeue = 1;
       }
+    }
+    if (requeue) {
+      iocp_check_push(s, r);
+      if (*requeued == NULL)
+        *requeued = r;
     }
     r = next;
   }
   return n;
+}
+
+/* Moves the entries from `first` to the tail so that they come just before
+ * `before` (on the list, ahead of first). */
+static void iocp_check_move_before(struct anypoll__set *s,
+                                   struct anypoll__reg *first,
+                                   struct anypoll__reg *before) {
+  struct anypoll__reg *end = s->check_tail;
+  /* Cut [first .. end] off the tail. */
+  s->check_tail = first->check_prev;
+  s->check_tail->check_next = NULL;
+  /* ... and splice it in before `before`. */
+  first->check_prev = before->check_prev;
+  if (before->check_prev != NULL)
+    before->check_prev->check_next = first;
+  else
+    s->check_head = first;
+  end->check_next = before;
+  before->check_prev = end;
 }
 
 static LONGLONG iocp_qpc(void) {
@@ -486,18 +515,23 @@ int anypoll__set_iocp_wait(void *state, struct anypoll_event *out, int max,
   int drained = 0; /* the last removal emptied the port */
   for (;;) {
     int port_armed = 0;
-    int n = iocp_run_checks(s, out, max, &port_armed, NULL);
+    struct anypoll__reg *requeued = NULL;
+    int n = iocp_run_checks(s, out, max, &port_armed, NULL, NULL, &requeued);
     ULONG look = iocp_port_count(s);
-    if (n > 0 && n < max && (port_armed || !drained) && look > 0) {
-      /* What is in the port must get its turn too. Before any sleep, the
-       * ready entries came from the check list alone (entries that stay
-       * ready: a closed descriptor, a file, a pipe with data), and without
-       * this look at the port they would be all that any wait ever reports
-       * while they stay ready, starving every other entry. And a socket
-       * reported by the last wait was re-armed to be checked again: if it
-       * is still ready its packet is already in the port, and
-       * level-triggering wants it in this report too. Only what those
-       * packets bring is checked (after the old tail). A removal that
+    if (n > 0 && (port_armed || !drained) && look > 0) {
+      /* What is in the port must get its turn too, also when the check
+       * list alone filled out. Before any sleep, the ready entries came
+       * from the check list alone (entries that stay ready: a closed
+       * descriptor, a file, a pipe with data, a write end with room), and
+       * without this look at the port they would be all that any wait
+       * ever reports while they stay ready, starving every entry whose
+       * wake-up comes through the port. And a socket reported by the last
+       * wait was re-armed to be checked again: if it is still ready its
+       * packet is already in the port, and level-triggering wants it in
+       * this report too. The entries the packets bring became ready before
+       * this wait put its reported ones back at the tail, so they go ahead
+       * of those (round-robin: every ready entry within ceil(ready/max)
+       * waits), and are checked now if out has room. A removal that
        * emptied the port (it got fewer packets than it asked for) needs no
        * second look, nor does a port known to be empty (look == 0): one
        * request fewer per woken wait under Wine. */
@@ -509,8 +543,14 @@ int anypoll__set_iocp_wait(void *state, struct anypoll_event *out, int max,
           iocp_take_packet(s, &e[i]);
         struct anypoll__reg *from =
             mark != NULL ? mark->check_next : s->check_head;
-        if (from != NULL)
-          n += iocp_run_checks(s, out + n, max - n, &port_armed, from);
+        if (from != NULL) {
+          struct anypoll__reg *end = s->check_tail;
+          if (requeued != NULL)
+            iocp_check_move_before(s, from, requeued);
+          if (n < max)
+            n += iocp_run_checks(s, out + n, max - n, &port_armed, from, end,
+                                 &requeued);
+        }
       }
     }
     if (n > 0) {

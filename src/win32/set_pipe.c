@@ -21,7 +21,14 @@
  * at all (set_anypipe.c).
  *
  * Write ends (POLLOUT) and read ends whose read cannot block are checked
- * again on a timer, as anypoll_poll re-checks them on its back-off. */
+ * again on a timer, as anypoll_poll re-checks them on its back-off; so are
+ * write ends asked for anything else (their reader's departure, POLLERR,
+ * which nothing signals to a write end), and message-type read ends, on
+ * which a zero-byte read would consume a zero-length message (anypoll_poll
+ * arms none there either: pipe.c, skip_unarmable). A read end whose read
+ * keeps ending at once with nothing to report (data it was not asked
+ * about) is re-checked on a timer every other round instead of re-armed
+ * at once, which would spin. */
 #include <errno.h>
 
 #include "set_win.h"
@@ -39,12 +46,35 @@ static void iocp_notify(struct anypoll__watch_sub *sub) {
 
 short anypoll__set_pipe_check(struct anypoll__reg *r) {
   struct anypoll__set *s = r->set;
+  /* Left empty by anypoll_read: only the zero-byte read can tell (set.c
+   * arms it). Not a report: no count below changes. */
   if (r->anypipe != NULL && anypoll__set_anypipe_check_left(r))
-    return -1; /* only the zero-byte read can tell: arm it */
+    return -1;
+  short ev = (short)(r->events & 0xffff);
+  short revents =
+      r->item.u.pipe.async
+          ? anypoll__pipe_check_async(&r->item, ev)
+          : anypoll__pipe_check_owner(&r->item, ev, s->has_dups ? 0 : s->id);
+  /* fired: a read of ours was armed since the last report (or add, mod);
+   * empty_fires: how often in a row it ended and the check that followed
+   * found nothing (set_pipe_arm). */
+  if (revents != 0 || r->fresh) {
+    r->item.u.pipe.fired = 0;
+    r->item.u.pipe.empty_fires = 0;
+  }
+  return revents;
+}
+
+/* Whether the read armed last ended by itself (data or end-of-file) and
+ * brought r here: the check has just found nothing to report. */
+static int iocp_read_ended(struct anypoll__reg *r) {
+  if (!r->item.u.pipe.fired)
+    return 0;
+  if (r->anypipe != NULL)
+    return 1; /* checked only once its read's packet has been taken */
   if (r->item.u.pipe.async)
-    return anypoll__pipe_check_async(&r->item, (short)(r->events & 0xffff));
-  return anypoll__pipe_check_owner(&r->item, (short)(r->events & 0xffff),
-                                   s->has_dups ? 0 : s->id);
+    return r->ov_pending && HasOverlappedIoCompleted(&r->ov);
+  return r->sub.watch != NULL && anypoll__watch_fired(&r->sub);
 }
 
 /* The thread-pool wait on the read's event, which posts r. */
@@ -103,13 +133,32 @@ static int iocp_arm_async(struct anypoll__reg *r) {
 
 int anypoll__set_pipe_arm(struct anypoll__reg *r) {
   struct anypoll__item *it = &r->item;
+  short ev = (short)(r->events & 0xffff);
   if (it->u.pipe.writable && (r->events & POLLOUT))
     if (anypoll__set_timer(r, ANYPOLL_RECHECK_WRITE_MS) != 0)
       return -1;
+  if (anypoll__pipe_peer_unwatched(it, ev))
+    return anypoll__set_timer(r, ANYPOLL_RECHECK_PEER_MS);
   if (!it->u.pipe.readable)
     return 0;
+  if (it->u.pipe.message)
+    return anypoll__set_timer(r, ANYPOLL_RECHECK_UNARMED_MS);
   if (InterlockedCompareExchange(&r->no_wait, 0, 0))
     return anypoll__set_timer(r, ANYPOLL_RECHECK_NO_WAIT_MS);
+  /* The read ended and the check found nothing, twice in a row: data that
+   * was not asked for (events without POLLIN) ends every zero-byte read at
+   * once. Once is not enough: another thread may have read the data first.
+   * A timer round, then the read again (it waits if the data has gone);
+   * the count stays at one, so while the data stays every other round is
+   * a timer's. */
+  if (iocp_read_ended(r) && ++it->u.pipe.empty_fires >= 2) {
+    it->u.pipe.empty_fires = 1;
+    it->u.pipe.fired = 0;
+    if (it->u.pipe.async)
+      r->ov_pending = 0; /* collected: it has completed */
+    return anypoll__set_timer(r, ANYPOLL_RECHECK_NO_WAIT_MS);
+  }
+  it->u.pipe.fired = 1;
   if (r->anypipe != NULL)
     return anypoll__set_anypipe_arm(r);
   if (it->u.pipe.async) {

@@ -23,7 +23,22 @@
  *     it. The cancel can miss if it lands between the helper's decision to
  *     read and its entry into the kernel; the canceller then retries with a
  *     doubling pause until the helper reports back, which bounds that
- *     window.
+ *     window;
+ *   - a read never outlives the subscription whose handle value it goes
+ *     through: when the last subscriber that came with that value leaves
+ *     while others stay (a _dup'd descriptor in another set, or in an
+ *     anypoll_poll of another thread), the read is cancelled all the same,
+ *     the watch is taken out of the table (an orphan), and the others are
+ *     told to arm again through their own handles. The program may close
+ *     that value once the subscription is gone (del, or the call's
+ *     return), and Windows hands it out again at once: a read going on
+ *     through it, or a table entry under it, would make whatever object
+ *     gets the value next look like "a pipe with a read of ours pending"
+ *     (never ready; classified a pipe; a read of ours on it). Taking our own
+ *     duplicate for every read would avoid the cancel, but costs a
+ *     DuplicateHandle and a CloseHandle per armed pipe in every
+ *     anypoll_poll call and every woken set wait (two wineserver requests
+ *     each under Wine); the cancel costs only the shared case.
  * A subscriber is told when the read ends by itself (see win.h, struct
  * anypoll__watch_sub): anypoll_poll's waiters by their event, others (the
  * watch set) by a callback. */
@@ -51,6 +66,13 @@ struct watch {
                     moment the pipe had no data and its writer was alive */
   int cancelled; /* a cancel has reached the read (CancelSynchronousIo
                     found it), which will end now: no retry needed */
+  /* Out of the table: the subscriber whose handle value `handle` is has
+   * left (see above). Found only by comparison while its read still runs,
+   * and freed with its last user. */
+  int orphan;
+  /* `handle` is our own duplicate, made for an orphan whose cancel did not
+   * land in time (the read runs on): closed once the read has ended. */
+  int own_handle;
 };
 
 
@@ -93,7 +115,12 @@ static struct watch *watch_find(HANDLE h) {
 static struct watch *active_same_object(HANDLE h, LONG64 skip_call) {
   int asked = 0;
   for (struct watch *a = active; a != NULL; a = a->act_next) {
-    if (a->handle == h || (skip_call != 0 && a->owner == skip_call))
+    /* An orphan is in no bucket: its handle value is matched here, and it
+     * is compared whoever started it (its read may be left running). */
+    if (a->orphan && a->handle == h)
+      return a;
+    if (a->handle == h ||
+        (skip_call != 0 && a->owner == skip_call && !a->orphan))
       continue;
     if (!asked) {
       int sole;
@@ -128,16 +155,44 @@ static void set_reading(struct watch *w, int on) {
   }
 }
 
-static void watch_release_if_unused(struct watch *w) {
-  if (w->users != 0 || w->reading || w->pins != 0)
-    return;
+/* Takes w out of its bucket. */
+static void watch_unhash(struct watch *w) {
   for (struct watch **p = bucket_of(w->handle); *p != NULL; p = &(*p)->next) {
     if (*p == w) {
       *p = w->next;
       break;
     }
   }
+}
+
+static void watch_release_if_unused(struct watch *w) {
+  if (w->users != 0 || w->reading || w->pins != 0)
+    return;
+  if (!w->orphan)
+    watch_unhash(w);
   free(w);
+}
+
+/* Takes sub off w's list. Returns 1 when sub was the last subscriber that
+ * came with w's handle value while others stay: w is then made an orphan
+ * (out of the table), and its read, if one runs, must end (see above). */
+static int watch_unlink(struct watch *w, struct anypoll__watch_sub *sub) {
+  for (struct anypoll__watch_sub **p = &w->subs; *p != NULL;
+       p = &(*p)->next) {
+    if (*p == sub) {
+      *p = sub->next;
+      break;
+    }
+  }
+  w->users--;
+  if (w->orphan || w->users == 0 || sub->handle != w->handle)
+    return 0;
+  for (struct anypoll__watch_sub *o = w->subs; o != NULL; o = o->next)
+    if (o->handle == w->handle)
+      return 0;
+  watch_unhash(w);
+  w->orphan = 1;
+  return 1;
 }
 
 
@@ -239,15 +294,22 @@ static void helper_read(void *arg) {
     SleepConditionVariableSRW(&table_cv, &table_lock, INFINITE, 0);
   if (!w->cancel) {
     w->in_read = 1;
+    HANDLE h = w->handle; /* read under the lock: an orphan's may change */
     ReleaseSRWLockExclusive(&table_lock);
     DWORD error;
-    BOOL ok = anypoll__sys_read_zero(w->handle, &error);
+    BOOL ok = anypoll__sys_read_zero(h, &error);
     outcome = anypoll__watch_read_outcome(ok, error);
     AcquireSRWLockExclusive(&table_lock);
     w->in_read = 0;
     w->aborted = !ok && error == ERROR_OPERATION_ABORTED;
   }
   set_reading(w, 0);
+  if (w->own_handle) {
+    /* An orphan's duplicate: no read of ours is pending on it now. */
+    CloseHandle(w->handle);
+    w->handle = NULL;
+    w->own_handle = 0;
+  }
   /* A cancelled read says nothing about the pipe; but a call that
    * subscribed while the cancel was under way found the read still running
    * and started none of its own, so it is woken to re-check and re-arm. */
@@ -307,6 +369,7 @@ static int subscribe(struct anypoll__watch_sub *sub, HANDLE h, int sole,
     }
   }
   sub->watch = w;
+  sub->handle = h;
   sub->outcome = ANYPOLL_WATCH_NONE;
   sub->quiet = 0;
   sub->next = w->subs;
@@ -331,15 +394,9 @@ int anypoll__watch_rearm(struct anypoll__watch_sub *sub, HANDLE h, int sole,
   if (w == NULL || !w->reading) {
     if (w != NULL) {
       /* Our last read ended: look again for a read on the file object
-       * (another handle's may be running) before starting one. */
-      for (struct anypoll__watch_sub **p = &w->subs; *p != NULL;
-           p = &(*p)->next) {
-        if (*p == sub) {
-          *p = sub->next;
-          break;
-        }
-      }
-      w->users--;
+       * (another handle's may be running) before starting one. No read
+       * runs on w, so an orphan made here needs no cancel. */
+      watch_unlink(w, sub);
       sub->watch = NULL;
       watch_release_if_unused(w);
     }
@@ -385,16 +442,10 @@ void anypoll__watch_leave_all(struct anypoll__watch_sub *subs,
   for (anypoll_nfds_t i = 0; i < count; i++) {
     struct anypoll__watch_sub *sub = &subs[i];
     struct watch *w = sub->watch;
-    for (struct anypoll__watch_sub **p = &w->subs; *p != NULL;
-         p = &(*p)->next) {
-      if (*p == sub) {
-        *p = sub->next;
-        break;
-      }
-    }
+    int orphaned = watch_unlink(w, sub);
     w->pins++;
     sub->cancelling = 0;
-    if (--w->users == 0 && w->reading) {
+    if ((w->users == 0 || orphaned) && w->reading) {
       w->cancel = 1;
       if (w->in_read && cancel_helper(w->thread))
         w->cancelled = 1;
@@ -433,7 +484,8 @@ void anypoll__watch_leave_all(struct anypoll__watch_sub *subs,
       int pending = 0;
       for (anypoll_nfds_t i = 0; i < count; i++) {
         struct watch *w = subs[i].watch;
-        if (subs[i].cancelling && w->reading && w->users == 0) {
+        if (subs[i].cancelling && w->reading &&
+            (w->users == 0 || w->orphan)) {
           pending = 1;
           if (w->in_read && !w->cancelled && cancel_helper(w->thread))
             w->cancelled = 1;
@@ -448,11 +500,28 @@ void anypoll__watch_leave_all(struct anypoll__watch_sub *subs,
   }
   for (anypoll_nfds_t i = 0; i < count; i++) {
     struct anypoll__watch_sub *sub = &subs[i];
+    struct watch *w = sub->watch;
     /* This call stopped the read and saw it end: if the cancel aborted it
      * while pending, the entry had no data and a live writer then. */
-    if (sub->cancelling && !sub->watch->reading && sub->watch->aborted)
+    if (sub->cancelling && !w->reading && w->aborted)
       sub->quiet = 1;
-    sub->watch->pins--;
+    /* Left running (the cancel kept missing): the caller may close its
+     * handle value once this returns, so the watch leaves the table and
+     * keeps a duplicate of its own for the comparisons that find it until
+     * its read ends (our own handle: the read goes on through the
+     * caller's, in the kernel already or about to be). */
+    if (sub->cancelling && w->reading && (w->users == 0 || w->orphan)) {
+      if (!w->orphan) {
+        watch_unhash(w);
+        w->orphan = 1;
+      }
+      HANDLE own;
+      if (!w->own_handle && anypoll__sys_duplicate(w->handle, &own)) {
+        w->handle = own;
+        w->own_handle = 1;
+      }
+    }
+    w->pins--;
   }
   /* Freed only now, once all pins are gone: two entries of one call can
    * share a watch. */
@@ -468,3 +537,10 @@ void anypoll__watch_leave_all(struct anypoll__watch_sub *subs,
   ReleaseSRWLockExclusive(&table_lock);
 }
 
+int anypoll__watch_fired(struct anypoll__watch_sub *sub) {
+  AcquireSRWLockExclusive(&table_lock);
+  int fired = sub->watch != NULL && !sub->watch->reading &&
+              sub->outcome == ANYPOLL_WATCH_FIRED;
+  ReleaseSRWLockExclusive(&table_lock);
+  return fired;
+}

@@ -72,6 +72,10 @@ struct anypoll__pipe_item {
   /* pipe: info holds the FilePipeLocalInformation that classified it, in
    * this call; the first check uses it instead of asking again. */
   unsigned have_info : 1;
+  /* pipe: the handle answered FilePipeLocalInformation when classified, so
+   * a check sees the other end go (NamedPipeState). A write-only handle
+   * opened without FILE_READ_ATTRIBUTES cannot be asked. */
+  unsigned askable : 1;
   /* pipe: after a wake-up, its read was cancelled while still pending, so
    * at that moment it had no data and its writer was alive: the re-check
    * leaves it out (see poll.c). */
@@ -312,6 +316,13 @@ struct anypoll__waiter {
  * for their POLLIN and ~60 checks a second while they are idle. */
 #define ANYPOLL_RECHECK_UNARMED_MS 16
 #define ANYPOLL_RECHECK_NO_WAIT_MS 50
+/* Write ends not asked for POLLOUT: nothing tells a write end that its
+ * reader has gone (no read can be armed on a write-only handle, and no
+ * documented request on it waits for the other end's close), yet POLLERR
+ * is reported whether asked or not. Re-checked at the no-wait bound: the
+ * reader's departure seen up to 50 ms late, 20 checks a second while
+ * idle (pipe.c, anypoll__pipe_peer_unwatched). */
+#define ANYPOLL_RECHECK_PEER_MS 50
 #define ANYPOLL_RECHECK_CONSOLE_MS 128
 
 /* Asks for a re-check of the waiter's entry item within cap_ms at most:
@@ -353,6 +364,13 @@ ANYPOLL__INTERNAL
 int anypoll__pipe_completed(const struct anypoll__waiter *w);
 ANYPOLL__INTERNAL
 void anypoll__pipe_disarm_all(struct anypoll__waiter *w);
+
+/* pipe.c: whether the entry is a write end whose reader's departure only a
+ * re-check can see (write-only, askable, POLLOUT not asked: with POLLOUT
+ * it is re-checked for room anyway). */
+ANYPOLL__INTERNAL
+int anypoll__pipe_peer_unwatched(const struct anypoll__item *item,
+                                 short events);
 
 /* pipe.c, for the watch set (set.c): whether h was opened for overlapped
  * I/O (through the gate: a handle on whose file object a read of ours is
@@ -403,6 +421,7 @@ enum {
 struct anypoll__watch_sub {
   struct anypoll__watch_sub *next; /* watch.c's */
   struct watch *watch;             /* watch.c's */
+  HANDLE handle;                   /* watch.c's: the handle it came with */
   HANDLE event;                    /* set by the subscriber */
   void (*notify)(struct anypoll__watch_sub *sub); /* or NULL */
   void *ctx;                                      /* the subscriber's */
@@ -431,6 +450,11 @@ int anypoll__watch_rearm(struct anypoll__watch_sub *sub, HANDLE h, int sole,
 ANYPOLL__INTERNAL
 void anypoll__watch_leave_all(struct anypoll__watch_sub *subs,
                               anypoll_nfds_t count);
+/* For a subscriber that outlives any one wait: whether the read sub was
+ * given has ended by itself with data or end-of-file (ANYPOLL_WATCH_FIRED)
+ * and no read runs for it now. */
+ANYPOLL__INTERNAL
+int anypoll__watch_fired(struct anypoll__watch_sub *sub);
 /* What a zero-byte read's result says: ANYPOLL_WATCH_*. */
 ANYPOLL__INTERNAL
 int anypoll__watch_read_outcome(BOOL ok, DWORD error);
