@@ -343,7 +343,7 @@ TEST(set_write_end_pollerr_without_pollout) {
  * waits out its timeout asleep, as epoll does. Windows: a read end holding
  * data that was not asked for ends every zero-byte read of ours at once,
  * and re-arming that read for ever would spin. */
-TEST(set_no_bits_asked_waits_asleep) {
+TEST(set_pipe_no_bits_asked_waits_asleep) {
   int p[2], q[2];
   tp_pipe(p);
   tp_pipe(q);
