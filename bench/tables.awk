@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: MIT
 # Markdown tables of bench/run's results.csv, one per scenario, for
 # docs/performance.md:  awk -F, -f bench/tables.awk build/bench/results.csv
+# -v only=s1 (s2, s3, s4, s5, s6): that scenario's table alone, without its
+# heading, as docs/performance.md embeds it (bench/doc-tables rewrites the
+# embedded tables from a results.csv).
 function f(v, d) { return v == "" ? "-" : sprintf("%." d "f", v) }
 function x(v) { return v == "" ? "" : sprintf(" (%.2fx)", v) }
 {
@@ -11,8 +14,14 @@ function x(v) { return v == "" ? "" : sprintf(" (%.2fx)", v) }
 }
 function g(p, s, st, n, m) { return V[p, s, st, n, m] }
 function r(p, s, st, n, m) { return R[p, s, st, n, m] }
+# want(S, TITLE): whether scenario S is printed; prints its heading if so.
+function want(s, title) {
+  if (only != "" && only != s) return 0
+  if (only == "") print "\n#### " title "\n"
+  return 1
+}
 function relay(s, title,   k, p, i, st, n) {
-  print "\n#### " title "\n"
+  if (!want(s, title)) return
   print "| platform | strategy | wall s | x blocking | x sleep1 | relay CPU s/GB | x blocking | wineserver CPU s/GB | reads |"
   print "|---|---|---:|---:|---:|---:|---:|---:|---:|"
   for (k = 1; k <= 2; k++) {
@@ -29,7 +38,7 @@ function relay(s, title,   k, p, i, st, n) {
 END {
   relay("s1", "Scenario 1: one CPU, producer and relay")
   relay("s2", "Scenario 2: two CPUs, CPU spent per GB relayed")
-  print "\n#### Scenario 3: idle wait on 64 handles (32 pipes, 31 sockets and a terminal; with no terminal, 32 sockets)\n"
+  if (want("s3", "Scenario 3: idle wait on 64 handles (32 pipes, 31 sockets and a terminal; with no terminal, 32 sockets)")) {
   print "| platform | strategy | terminal | CPU ms/s, whole wait | CPU ms/s, parked | enter + leave, CPU ms | wineserver ms/s, parked |"
   print "|---|---|---|---:|---:|---:|---:|"
   for (k = 1; k <= 2; k++) {
@@ -42,7 +51,8 @@ END {
         f(g(p, s, st, n, "server_parked_ms_per_s"), 3)
     }
   }
-  print "\n#### Scenario 4: one-byte ping-pong between two processes\n"
+  }
+  if (want("s4", "Scenario 4: one-byte ping-pong between two processes")) {
   print "| platform | transport | strategy | round trips/s | round trip x blocking | p50 us | p99 us |"
   print "|---|---|---|---:|---:|---:|---:|"
   for (k = 1; k <= 2; k++) for (t = 1; t <= 2; t++) {
@@ -53,7 +63,8 @@ END {
         f(r(p, s, st, 1, "round_trips_per_s"), 2), f(g(p, s, st, 1, "p50_us"), 1), f(g(p, s, st, 1, "p99_us"), 1)
     }
   }
-  print "\n#### Scenario 5: ready fast path and N idle + 1 active pipes\n"
+  }
+  if (want("s5", "Scenario 5: ready fast path and N idle + 1 active pipes")) {
   print "| platform | N | strategy | all ready: calls/s | us per call per fd | N idle + 1 active: round trips/s | x blocking |"
   print "|---|---:|---|---:|---:|---:|---:|"
   for (k = 1; k <= 2; k++) {
@@ -76,6 +87,7 @@ END {
           ac == "FAILED" ? ac : f(ac, 1), f(r(p, "s5-active", st, n, "round_trips_per_s"), 2)
       }
     }
+  }
   }
   relay("s6", "Scenario 6: data always ready (the seed's fast local case)")
 }
