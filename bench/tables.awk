@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: MIT
 # Markdown tables of bench/run's results.csv, one per scenario, for
 # docs/performance.md:  awk -F, -f bench/tables.awk build/bench/results.csv
+# -v only=s1 (s2, s3, s4, s5, s6): that scenario's table alone, without its
+# heading, as docs/performance.md embeds it (bench/doc-tables rewrites the
+# embedded tables from a results.csv).
 function f(v, d) { return v == "" ? "-" : sprintf("%." d "f", v) }
 function x(v) { return v == "" ? "" : sprintf(" (%.2fx)", v) }
 {
@@ -11,8 +14,14 @@ function x(v) { return v == "" ? "" : sprintf(" (%.2fx)", v) }
 }
 function g(p, s, st, n, m) { return V[p, s, st, n, m] }
 function r(p, s, st, n, m) { return R[p, s, st, n, m] }
+# want(S, TITLE): whether scenario S is printed; prints its heading if so.
+function want(s, title) {
+  if (only != "" && only != s) return 0
+  if (only == "") print "\n#### " title "\n"
+  return 1
+}
 function relay(s, title,   k, p, i, st, n) {
-  print "\n#### " title "\n"
+  if (!want(s, title)) return
   print "| platform | strategy | wall s | x blocking | x sleep1 | relay CPU s/GB | x blocking | wineserver CPU s/GB | reads |"
   print "|---|---|---:|---:|---:|---:|---:|---:|---:|"
   for (k = 1; k <= 2; k++) {
@@ -29,7 +38,7 @@ function relay(s, title,   k, p, i, st, n) {
 END {
   relay("s1", "Scenario 1: one CPU, producer and relay")
   relay("s2", "Scenario 2: two CPUs, CPU spent per GB relayed")
-  print "\n#### Scenario 3: idle wait on 64 handles (32 pipes, 31 sockets and a terminal; with no terminal, 32 sockets)\n"
+  if (want("s3", "Scenario 3: idle wait on 64 handles (32 pipes, 31 sockets and a terminal; with no terminal, 32 sockets)")) {
   print "| platform | strategy | terminal | CPU ms/s, whole wait | CPU ms/s, parked | enter + leave, CPU ms | wineserver ms/s, parked |"
   print "|---|---|---|---:|---:|---:|---:|"
   for (k = 1; k <= 2; k++) {
@@ -42,7 +51,8 @@ END {
         f(g(p, s, st, n, "server_parked_ms_per_s"), 3)
     }
   }
-  print "\n#### Scenario 4: one-byte ping-pong between two processes\n"
+  }
+  if (want("s4", "Scenario 4: one-byte ping-pong between two processes")) {
   print "| platform | transport | strategy | round trips/s | round trip x blocking | p50 us | p99 us |"
   print "|---|---|---|---:|---:|---:|---:|"
   for (k = 1; k <= 2; k++) for (t = 1; t <= 2; t++) {
@@ -53,27 +63,44 @@ END {
         f(r(p, s, st, 1, "round_trips_per_s"), 2), f(g(p, s, st, 1, "p50_us"), 1), f(g(p, s, st, 1, "p99_us"), 1)
     }
   }
-  print "\n#### Scenario 5: ready fast path and N idle + 1 active pipes\n"
-  print "| platform | N | strategy | all ready: calls/s | us per call per fd | N idle + 1 active: round trips/s | x blocking |"
-  print "|---|---:|---|---:|---:|---:|---:|"
-  for (k = 1; k <= 2; k++) {
-    p = k == 1 ? "linux" : "wine"
-    for (j = 1; j <= nn[p, "s5-active"]; j++) {
-      n = N[p, "s5-active", j]
-      for (i = 1; i <= ns[p, "s5-active"]; i++) {
-        st = S[p, "s5-active", i]
-        if (V[p, "s5-active", st, n, "open_failed_at"] != "") {
-          printf "| %s | %d | %s | cannot open %d pipes: the C runtime's table is full after %d | | | |\n", p, n, st, n, V[p, "s5-active", st, n, "open_failed_at"]
-          continue
+  }
+  if (want("s5", "Scenario 5: ready fast path and N idle + 1 active pipes")) {
+    # One row per platform and N, one column per strategy (in order of
+    # appearance over both platforms).
+    nst = 0
+    for (k = 1; k <= 2; k++) {
+      p = k == 1 ? "linux" : "wine"
+      for (i = 1; i <= ns[p, "s5-active"]; i++)
+        if (!(S[p, "s5-active", i] in seenst)) { seenst[S[p, "s5-active", i]] = 1; ST[++nst] = S[p, "s5-active", i] }
+    }
+    for (t = 1; t <= 2; t++) {
+      if (t == 1) print "N idle + 1 active: round trips per second (x blocking)\n"
+      else print "\nAll ready: microseconds per call per descriptor (a call on N pipes that all hold data)\n"
+      hdr = "| platform | N |"; sep = "|---|---:|"
+      for (i = 1; i <= nst; i++) if (t == 1 || ST[i] != "blocking") { hdr = hdr " " ST[i] " |"; sep = sep "---:|" }
+      print hdr; print sep
+      for (k = 1; k <= 2; k++) {
+        p = k == 1 ? "linux" : "wine"
+        for (j = 1; j <= nn[p, "s5-active"]; j++) {
+          n = N[p, "s5-active", j]
+          d = ""
+          for (i = 1; i <= nst; i++) if (V[p, "s5-active", ST[i], n, "distinct_fds"] != "") d = V[p, "s5-active", ST[i], n, "distinct_fds"]
+          row = "| " p " | " (d == "" ? n : n " (" d " distinct)") " |"
+          for (i = 1; i <= nst; i++) {
+            st = ST[i]
+            if (t == 2 && st == "blocking") continue
+            if (V[p, "s5-active", st, n, "open_failed_at"] != "") cell = "table full at " V[p, "s5-active", st, n, "open_failed_at"]
+            else if (t == 1) {
+              ac = g(p, "s5-active", st, n, "round_trips_per_s")
+              cell = ((p, "s5-active", st, n, "failed") in V) ? "FAILED" : ac == "" ? "-" : f(ac, ac < 100 ? 1 : 0) " (" f(r(p, "s5-active", st, n, "round_trips_per_s"), 2) ")"
+            } else {
+              rc = g(p, "s5-ready", st, n, "calls_per_s")
+              cell = ((p, "s5-ready", st, n, "failed") in V) ? "FAILED" : rc == "" ? "-" : sprintf("%.3f", 1e6 / rc / n)
+            }
+            row = row " " cell " |"
+          }
+          print row
         }
-        rc = g(p, "s5-ready", st, n, "calls_per_s")
-        if ((p, "s5-ready", st, n, "failed") in V) rc = "FAILED"
-        ac = g(p, "s5-active", st, n, "round_trips_per_s")
-        if ((p, "s5-active", st, n, "failed") in V) ac = "FAILED"
-        d = V[p, "s5-active", st, n, "distinct_fds"]
-        printf "| %s | %s | %s | %s | %s | %s | %s |\n", p, d == "" ? n : n " (" d " distinct)", st,
-          rc == "FAILED" ? rc : f(rc, 0), rc == "" || rc == "FAILED" ? "-" : sprintf("%.3f", 1e6 / rc / n),
-          ac == "FAILED" ? ac : f(ac, 1), f(r(p, "s5-active", st, n, "round_trips_per_s"), 2)
       }
     }
   }

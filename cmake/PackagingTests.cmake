@@ -87,6 +87,19 @@ add_test(NAME package.install COMMAND ${CMAKE_COMMAND}
   "-DEMULATOR=${PKG_EMULATOR}" -P ${PKG_TESTS}/install.cmake)
 set_tests_properties(package.install PROPERTIES FIXTURES_SETUP anypoll_stage)
 
+# The API as stated: header, man pages, the staged install and README.md's
+# list agree (the same on every target, so only native builds check it).
+if(NOT CMAKE_CROSSCOMPILING)
+  add_test(NAME package.api COMMAND ${CMAKE_COMMAND}
+    -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DSTAGE=${PKG_STAGE}
+    -DMANDIR=${CMAKE_INSTALL_MANDIR} -P ${PKG_TESTS}/api.cmake)
+  set_tests_properties(package.api PROPERTIES FIXTURES_REQUIRED anypoll_stage)
+  # The docs' links and anchors resolve, and the tables docs/performance.md
+  # embeds are what bench/tables.awk prints from its CSV.
+  add_test(NAME docs.check COMMAND ${Python3_EXECUTABLE}
+    ${PROJECT_SOURCE_DIR}/tools/check-docs.py ${PROJECT_SOURCE_DIR})
+endif()
+
 set(PKG_CONSUMER_ARGS -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DSTAGE=${PKG_STAGE}
   -DLIBDIR=${CMAKE_INSTALL_LIBDIR} -DCC=${CMAKE_C_COMPILER}
   "-DCFLAGS=${CMAKE_C_FLAGS}" -DOBJDUMP=${CMAKE_OBJDUMP}
