@@ -31,6 +31,14 @@
 #  define TEST_CASE_NO_LEGACY_WIN(name) TEST_CASE(name)
 #endif
 
+/* TEST_CASE_SPAWN: a case of anypoll_spawn (test_spawn.c), run once
+ * natively and under Wine with the default backends (CTest name
+ * spawn.CASE), and natively once more with the POSIX fallback for systems
+ * without pidfd_open (spawnreaper.CASE). */
+#ifndef TEST_CASE_SPAWN
+#  define TEST_CASE_SPAWN(name) TEST_CASE(name)
+#endif
+
 /* test_basic.c: whole-call rules */
 TEST_CASE(timeout_zero_nothing_ready)
 TEST_CASE(pipe_data_pollin)
@@ -181,3 +189,21 @@ TEST_CASE_SET(anypoll_close_socket_and_pipes)
 /* test_reliability.c: the set under load. */
 TEST_CASE_SET(stress_set_oneshot_bytes_exact)
 TEST_CASE_SET(stress_set_mod_flips_direction)
+/* test_spawn.c: anypoll_spawn and process descriptors (issue 36). */
+TEST_CASE_SPAWN(spawn_bad_arguments_einval)
+TEST_CASE_SPAWN(spawn_not_found_enoent)
+TEST_CASE_SPAWN(spawn_bad_stdio_ebadf)
+TEST_CASE_SPAWN(spawn_bad_proc_ebadf)
+TEST_CASE_SPAWN(spawn_exit_codes)
+TEST_CASE_SPAWN(spawn_proc_pollin_only_after_exit)
+TEST_CASE_SPAWN(spawn_kill_is_137)
+TEST_CASE_SPAWN(spawn_exit_before_read_loses_nothing)
+TEST_CASE_SPAWN(spawn_output_and_exit_in_one_set)
+TEST_CASE_SPAWN(spawn_stdin_never_read_pollout_until_full)
+TEST_CASE_SPAWN(spawn_cat_round_trip_20mib)
+TEST_CASE_SPAWN(spawn_argv_exact)
+TEST_CASE_SPAWN(spawn_envp)
+TEST_CASE_SPAWN(spawn_stdio_descriptor_and_null)
+TEST_CASE_SPAWN(spawn_second_child_does_not_keep_first_pipe)
+TEST_CASE_SPAWN(spawn_close_proc_leaves_child)
+TEST_CASE_SPAWN(spawn_64_children_in_one_set)
