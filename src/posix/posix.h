@@ -14,4 +14,12 @@ anypoll__poll_fn anypoll__posix_select;
  * backend's loop that found nothing, before the next select(). */
 ANYPOLL__INTERNAL_DATA void (*volatile anypoll__test_select_between_rounds)(void);
 
+/* spawn.c: anypoll_close calls it before closing fd, so that a process
+ * descriptor's entry goes with it. */
+ANYPOLL__INTERNAL
+void anypoll__spawn_forget(int fd);
+/* Test switch (spawn.c): nonzero makes anypoll_spawn use the fallback of
+ * systems without pidfd_open (a reaper thread per child) on Linux too. */
+ANYPOLL__INTERNAL_DATA int anypoll__spawn_use_reaper;
+
 #endif
