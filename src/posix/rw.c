@@ -28,9 +28,9 @@ int anypoll_write(int fd, const void *buf, unsigned len) {
   return (int)write(fd, buf, len);
 }
 
-/* A process descriptor's entry (spawn.c) is forgotten before the number
+/* A process descriptor's entry (proc.c) is forgotten before the number
  * is closed, so that no other thread can be given the number meanwhile. */
 int anypoll_close(int fd) {
-  anypoll__spawn_forget(fd);
+  anypoll__proc_forget(fd);
   return close(fd);
 }
