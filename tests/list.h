@@ -38,6 +38,10 @@
 #ifndef TEST_CASE_SPAWN
 #  define TEST_CASE_SPAWN(name) TEST_CASE(name)
 #endif
+/* TEST_CASE_SPAWN_POSIX: the same, POSIX only (descriptor numbers). */
+#ifndef TEST_CASE_SPAWN_POSIX
+#  define TEST_CASE_SPAWN_POSIX(name)
+#endif
 
 /* test_basic.c: whole-call rules */
 TEST_CASE(timeout_zero_nothing_ready)
@@ -207,3 +211,4 @@ TEST_CASE_SPAWN(spawn_stdio_descriptor_and_null)
 TEST_CASE_SPAWN(spawn_second_child_does_not_keep_first_pipe)
 TEST_CASE_SPAWN(spawn_close_proc_leaves_child)
 TEST_CASE_SPAWN(spawn_64_children_in_one_set)
+TEST_CASE_SPAWN_POSIX(spawn_child_gets_only_its_streams)

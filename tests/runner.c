@@ -19,6 +19,9 @@
  * (tests/CMakeLists.txt defines TP_HAVE_SPAWN). */
 #ifndef TP_HAVE_SPAWN
 #  define TEST_CASE_SPAWN(name)
+#  define TEST_CASE_SPAWN_POSIX(name)
+#elif !defined(_WIN32)
+#  define TEST_CASE_SPAWN_POSIX(name) TEST_CASE_SPAWN(name)
 #endif
 
 #define TEST_CASE(name) TEST(name);

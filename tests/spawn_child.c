@@ -17,7 +17,9 @@
  *   readall       read standard input to its end, discard it, print the
  *                 count and a newline
  *   sleep MS      sleep MS milliseconds
- *   forever       sleep until killed (never reads standard input)
+ *   forever       sleep until killed (never reads standard input), at
+ *                 most ten minutes, and on POSIX only while its parent
+ *                 lives
  *   exit N        exit with status N
  * With no step left it exits 0. Unknown steps exit 99. */
 #ifndef _WIN32
@@ -113,8 +115,20 @@ int main(int argc, char **argv) {
       snprintf(buf, sizeof buf, "%lld\n", total);
       puts_fd(1, buf);
     } else if (strcmp(step, "forever") == 0) {
-      for (;;)
-        pause_ms(1000);
+      /* Until killed; but not past the test that started it, should that
+       * test fail before killing it: on POSIX it ends once its parent has
+       * (it is then reparented), and in any case after ten minutes. */
+#ifndef _WIN32
+      pid_t parent = getppid();
+#endif
+      for (int t = 0; t < 3000; t++) {
+        pause_ms(200);
+#ifndef _WIN32
+        if (getppid() != parent)
+          return 96;
+#endif
+      }
+      return 95;
     } else if (strcmp(step, "pid") == 0) {
 #ifdef _WIN32
       snprintf(buf, sizeof buf, "%ld\n", (long)GetCurrentProcessId());

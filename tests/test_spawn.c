@@ -664,9 +664,11 @@ TEST(spawn_second_child_does_not_keep_first_pipe) {
               ANYPOLL_STDIO_PIPE, p2, &proc2);
   ASSERT_EQ(anypoll_write(p1[0], "hi", 2), 2);
   ASSERT_EQ(anypoll_close(p1[0]), 0);
+  /* The exit first, under the watchdog: a read would block for ever if
+   * the second child held the pipe. */
+  wait_exit(proc1, 3);
   char buf[16];
   ASSERT_EQ(read_to_end(p1[1], buf, sizeof buf), 2);
-  wait_exit(proc1, 3);
   short rev;
   ASSERT_EQ(poll_proc(proc2, 0, &rev), 0); /* the second one still runs */
   ASSERT_EQ(anypoll_proc_kill(proc2), 0);
@@ -795,3 +797,67 @@ TEST(spawn_64_children_in_one_set) {
   }
   tp_set_backend = NULL;
 }
+
+#ifndef _WIN32
+#  include <fcntl.h>
+/* POSIX: the child has its three streams and no other descriptor of the
+ * library's: not the parent's ends of its own or another child's pipes,
+ * not a process descriptor (nor, in the fallback, the reaper's pipe), not
+ * a stdio descriptor the caller passed (only its copy on 0-2). The test's
+ * own descriptors are made close-on-exec first, so every descriptor above
+ * 2 that the child has would be a leak of ours. */
+TEST(spawn_child_gets_only_its_streams) {
+  spawn_begin();
+  for (int fd = 3; fd < 64; fd++) {
+    int flags = fcntl(fd, F_GETFD);
+    if (flags >= 0)
+      fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+  }
+  int fds[2];
+  ASSERT_EQ(anypoll_pipe(fds), 0);
+  int p1[3], proc1;
+  const char *cat[] = { "cat", NULL };
+  spawn_child(cat, ANYPOLL_STDIO_PIPE, ANYPOLL_STDIO_PIPE, fds[1], p1, &proc1);
+  const char *steps[2 * 61 + 1];
+  char numbers[61][4];
+  for (int fd = 3; fd < 64; fd++) {
+    snprintf(numbers[fd - 3], sizeof numbers[fd - 3], "%d", fd);
+    steps[2 * (fd - 3)] = "isopen";
+    steps[2 * (fd - 3) + 1] = numbers[fd - 3];
+  }
+  steps[2 * 61] = NULL;
+  int p2[3], proc2;
+  char *argv[2 * 61 + 2];
+  argv[0] = (char *)"spawn_child";
+  for (int i = 0; i <= 2 * 61; i++)
+    argv[i + 1] = (char *)steps[i];
+  int stdio[3] = { ANYPOLL_STDIO_PIPE, ANYPOLL_STDIO_PIPE, fds[1] };
+  ASSERT_EQ(anypoll_spawn(child_path(), argv, NULL, stdio, p2, &proc2), 0);
+  /* The parent holds at least these above 2 while the child starts. */
+  ASSERT_GE(tp_descriptor_count(), 3 + 8);
+  static char buf[8192];
+  long n = read_to_end(p2[1], buf, sizeof buf - 1);
+  buf[n] = '\0';
+  char *line = buf;
+  for (int fd = 3; fd < 64; fd++) {
+    char expect[32];
+    snprintf(expect, sizeof expect, "closed %d\n", fd);
+    if (strncmp(line, expect, strlen(expect)) != 0) {
+      fprintf(stderr, "the child has descriptor %d: %.20s\n", fd, line);
+      ASSERT(!"descriptor inherited");
+    }
+    line += strlen(expect);
+  }
+  ASSERT_EQ(*line, '\0');
+  wait_exit(proc2, 0);
+  ASSERT_EQ(anypoll_close(p1[0]), 0);
+  wait_exit(proc1, 0);
+  ASSERT_EQ(anypoll_close(p1[1]), 0);
+  ASSERT_EQ(anypoll_close(p2[0]), 0);
+  ASSERT_EQ(anypoll_close(p2[1]), 0);
+  ASSERT_EQ(anypoll_close(proc1), 0);
+  ASSERT_EQ(anypoll_close(proc2), 0);
+  ASSERT_EQ(anypoll_close(fds[0]), 0);
+  ASSERT_EQ(anypoll_close(fds[1]), 0);
+}
+#endif
