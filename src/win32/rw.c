@@ -206,6 +206,9 @@ int anypoll_close(int fd) {
   /* The classification of anypoll_poll, gate included: asking a
    * synchronous pipe with a read of ours parked on it whether it is a
    * socket would wait for the read. */
+  /* A process descriptor (spawn.c) is an anypoll_pipe read end with a
+   * process behind it: its wait and handles go first. */
+  anypoll__spawn_release(fd);
   struct anypoll__item item;
   anypoll__classify((SOCKET)fd, &item);
   if (item.kind != ANYPOLL_KIND_SOCKET)
