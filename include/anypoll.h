@@ -298,6 +298,15 @@ ANYPOLL_EXTERN int anypoll_close(int fd);
  * found), EACCES (not executable), EBADF (a stdio descriptor not open),
  * E2BIG, ENOMEM, EMFILE, EAGAIN. A failed spawn leaves nothing behind: no
  * descriptor, handle, thread or child. */
+/* On POSIX the child is started with posix_spawnp, with every signal's
+ * default action and no signal blocked; the parent's ends are blocking
+ * descriptors. The process descriptor is a pidfd on Linux 5.3 and later
+ * (no thread; after anypoll_proc_wait it reports POLLIN|POLLHUP);
+ * elsewhere, or where pidfd_open fails with ENOSYS or EPERM, the read end
+ * of a pipe that a library thread, one per running child, writes when the
+ * child exits. Close it with anypoll_close, not close(). A program that
+ * reaps children itself (waitpid(-1)) makes anypoll_proc_wait fail with
+ * ECHILD. */
 #define ANYPOLL_STDIO_INHERIT (-1)
 #define ANYPOLL_STDIO_NULL (-2)
 #define ANYPOLL_STDIO_PIPE (-3)
@@ -309,7 +318,8 @@ ANYPOLL_EXTERN int anypoll_spawn(const char *file, char *const argv[],
  * once POLLIN was reported on proc), reap it and store its status: the exit
  * code, or 128 + the signal's number when a signal ended it (POSIX). A
  * second call gives the same status. 0, or -1 with errno (EBADF: proc is
- * not a process descriptor; EINVAL: status NULL; EINTR). */
+ * not a process descriptor; EINVAL: status NULL; EINTR; ECHILD: POSIX, the
+ * program reaped the child itself). */
 ANYPOLL_EXTERN int anypoll_proc_wait(int proc, int *status);
 
 /* anypoll_proc_kill - end the child of proc at once: SIGKILL on POSIX,
