@@ -180,6 +180,10 @@ int anypoll_write(int fd, const void *buf, unsigned len) {
   HANDLE h = rw_handle(fd, buf, len);
   if (h == INVALID_HANDLE_VALUE)
     return -1;
+  /* The parent's end of a child's stdin (spawn_stdin.c). */
+  int result;
+  if (anypoll__stdin_write(fd, h, buf, len, &result))
+    return result;
   if (!rw_is_async(fd, h)) {
     int n = anypoll__sys_crt_write(fd, h, buf, len);
     /* The C runtime maps a pipe whose reader has gone (ERROR_NO_DATA, "the

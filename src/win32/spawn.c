@@ -52,26 +52,56 @@ struct proc {
   HANDLE read_end; /* its handle, which recognises the descriptor */
   HANDLE write_end; /* written once, when the child exits */
   HANDLE process;
-  HANDLE wait; /* the thread-pool wait, or NULL */
+  PTP_WAIT wait; /* the thread-pool wait, or NULL */
   DWORD pid;
 };
 
 static SRWLOCK procs_lock = SRWLOCK_INIT;
 static struct proc *procs;
 
-static void CALLBACK proc_exited(void *ctx, BOOLEAN timed_out) {
-  (void)timed_out;
+static void CALLBACK proc_exited(PTP_CALLBACK_INSTANCE instance, void *ctx,
+                                 PTP_WAIT wait, TP_WAIT_RESULT result) {
+  (void)instance, (void)wait, (void)result;
   struct proc *p = ctx;
   DWORD n;
   /* One byte into an empty pipe: never blocks. */
   WriteFile(p->write_end, "x", 1, &n, NULL);
 }
 
+/* The pool the waits' callbacks run in: one worker at most, as each
+ * callback only writes a byte. With the process's default pool, 64
+ * children ending together made Wine 8 start a worker for nearly each of
+ * their callbacks (14 threads at once, where 3 do). The waits themselves
+ * are the system's: up to 63 handles per wait thread under Wine 8 and
+ * before Windows 8, none since (wait completion packets). */
+static INIT_ONCE pool_once = INIT_ONCE_STATIC_INIT;
+static TP_CALLBACK_ENVIRON pool_env;
+
+static BOOL CALLBACK pool_init(INIT_ONCE *once, void *param, void **ctx) {
+  (void)once, (void)param, (void)ctx;
+  PTP_POOL pool = CreateThreadpool(NULL);
+  if (pool == NULL)
+    return FALSE;
+  SetThreadpoolThreadMaximum(pool, 1);
+  InitializeThreadpoolEnvironment(&pool_env);
+  SetThreadpoolCallbackPool(&pool_env, pool);
+  return TRUE;
+}
+
+static PTP_WAIT proc_wait_new(struct proc *p) {
+  if (!InitOnceExecuteOnce(&pool_once, pool_init, NULL, NULL))
+    return NULL;
+  return CreateThreadpoolWait(proc_exited, p, &pool_env);
+}
+
 /* Frees p once out of the table: the wait first (waiting for a callback
  * that runs), then the handles. The child is not touched. */
 static void proc_free(struct proc *p) {
-  if (p->wait != NULL)
-    UnregisterWaitEx(p->wait, INVALID_HANDLE_VALUE);
+  if (p->wait != NULL) {
+    SetThreadpoolWait(p->wait, NULL, NULL);
+    WaitForThreadpoolWaitCallbacks(p->wait, TRUE);
+    CloseThreadpoolWait(p->wait);
+  }
   if (p->process != NULL)
     CloseHandle(p->process);
   if (p->write_end != NULL)
@@ -86,12 +116,13 @@ static struct proc **proc_find(int fd) {
     pp = &(*pp)->next;
   /* A number closed with _close and reused is not the descriptor any more:
    * its handle tells. */
-  if (*pp != NULL && (HANDLE)anypoll__sys_os_handle(fd) != (*pp)->read_end)
+  if (*pp == NULL || (HANDLE)anypoll__sys_os_handle(fd) != (*pp)->read_end)
     return NULL;
   return pp;
 }
 
 void anypoll__spawn_release(int fd) {
+  anypoll__stdin_release(fd, (HANDLE)anypoll__sys_os_handle(fd));
   AcquireSRWLockExclusive(&procs_lock);
   struct proc **pp = procs != NULL ? proc_find(fd) : NULL;
   struct proc *p = pp != NULL ? *pp : NULL;
@@ -146,6 +177,11 @@ static int spawn_stream(struct spawn *s, int i, int how) {
     if (s->parent[i] < 0) {
       CloseHandle(mine);
       errno = EMFILE;
+      return -1;
+    }
+    if (i == 0 && anypoll__stdin_register(s->parent[0], mine) != 0) {
+      _close(s->parent[0]);
+      s->parent[0] = -1;
       return -1;
     }
     return 0;
@@ -240,8 +276,12 @@ static void spawn_cleanup(struct spawn *s, int failed) {
   for (int i = 0; i < 3; i++) {
     if (s->child[i] != NULL)
       CloseHandle(s->child[i]);
-    if (failed && s->parent[i] >= 0)
+    if (failed && s->parent[i] >= 0) {
+      if (i == 0)
+        anypoll__stdin_release(s->parent[0],
+                               (HANDLE)anypoll__sys_os_handle(s->parent[0]));
       _close(s->parent[i]);
+    }
   }
   if (failed && s->proc_fd >= 0)
     _close(s->proc_fd);
@@ -294,16 +334,16 @@ static int spawn_start(struct spawn *s, int batch) {
     return spawn_error(error);
   s->p->process = pi.hProcess;
   s->p->pid = pi.dwProcessId;
-  if (!RegisterWaitForSingleObject(&s->p->wait, pi.hProcess, proc_exited,
-                                   s->p, INFINITE, WT_EXECUTEONLYONCE)) {
+  s->p->wait = proc_wait_new(s->p);
+  if (s->p->wait == NULL) {
     error = GetLastError();
-    s->p->wait = NULL;
     /* It has run no code: end it, and nothing of it remains. */
     TerminateProcess(pi.hProcess, 1);
     WaitForSingleObject(pi.hProcess, INFINITE);
     CloseHandle(pi.hThread);
     return anypoll__set_errno_win(error);
   }
+  SetThreadpoolWait(s->p->wait, pi.hProcess, NULL);
   ResumeThread(pi.hThread);
   CloseHandle(pi.hThread);
   return 0;
@@ -335,8 +375,12 @@ int anypoll_spawn(const char *file, char *const argv[], char *const envp[],
     r = anypoll__spawn_cmdline(s.path, batch, argv, &s.line);
   if (r == 0 && envp != NULL)
     r = anypoll__spawn_environment(envp, &s.env);
-  for (int i = 0; i < 3 && r == 0; i++)
-    r = spawn_stream(&s, i, stdio[i]);
+  /* The caller's descriptors first: a descriptor this call makes could
+   * otherwise take the number of one the caller named that is not open. */
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < 3 && r == 0; i++)
+      if ((stdio[i] == ANYPOLL_STDIO_PIPE) == (pass == 1))
+        r = spawn_stream(&s, i, stdio[i]);
   if (r == 0)
     r = spawn_proc_pipe(&s);
   if (r == 0)

@@ -558,6 +558,20 @@ int anypoll__anypipe_make(HANDLE *rd, HANDLE *wr, int write_async);
  * descriptor to be closed as any other. */
 ANYPOLL__INTERNAL
 void anypoll__spawn_release(int fd);
+/* spawn_stdin.c: the parent's ends of children's stdin pipes. register:
+ * at spawn (0, or -1 and errno). write: anypoll_write on (fd, h) when it is
+ * one (returns 1, the result in *result), else 0. busy: a write of ours is
+ * pending on h (the pipe is full: no POLLOUT). release: at anypoll_close,
+ * before the descriptor closes; a pending write is still delivered. */
+ANYPOLL__INTERNAL
+int anypoll__stdin_register(int fd, HANDLE h);
+ANYPOLL__INTERNAL
+int anypoll__stdin_write(int fd, HANDLE h, const void *buf, unsigned len,
+                         int *result);
+ANYPOLL__INTERNAL
+int anypoll__stdin_busy(HANDLE h);
+ANYPOLL__INTERNAL
+void anypoll__stdin_release(int fd, HANDLE h);
 /* anypipe.c: the name prefix of anypoll_pipe's pipes. */
 #define ANYPOLL__ANYPIPE_PREFIX L"\\\\.\\pipe\\anypoll-pipe-"
 
