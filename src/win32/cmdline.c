@@ -29,7 +29,10 @@
  * other rules (up to the next double quote if it starts with one, else up
  * to the first space or tab; backslashes always literal), so it cannot hold
  * a double quote: that is refused with EINVAL; otherwise it is quoted when
- * empty or when it holds a space or tab.
+ * empty or when it holds a space or tab. A quoted one that ends with a
+ * backslash is refused too: Wine's C runtime reads its \" as an escaped
+ * quote, where Microsoft's takes the backslash literally, so no way of
+ * writing it reaches both intact.
  *
  * Batch files: CreateProcess runs a .bat or .cmd through cmd.exe, which
  * parses the whole line again by its own rules, where \" means nothing,
@@ -308,7 +311,8 @@ int anypoll__spawn_cmdline(const WCHAR *path, int batch, char *const argv[],
     } else if (i == 0) {
       /* The program name: no escape exists for a double quote. */
       int quote = a[0] == 0 || wcspbrk(a, L" \t") != NULL;
-      bad = wcschr(a, L'"') != NULL;
+      size_t n = wcslen(a);
+      bad = wcschr(a, L'"') != NULL || (quote && n > 0 && a[n - 1] == L'\\');
       wbuf_char(&b, L'"', quote);
       wbuf_push(&b, a, wcslen(a));
       wbuf_char(&b, L'"', quote);
