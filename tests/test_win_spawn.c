@@ -142,8 +142,9 @@ TEST(win_spawn_batch_no_injection) {
   static char out[4096];
   char *argv[] = { (char *)"echo.bat", (char *)"x&echo.INJECTED",
                    (char *)"a b|c>d^e(f)", (char *)"plain-1.txt", NULL };
-  ASSERT_EQ(ws_run(bat, argv, out, sizeof out), 7);
-  printf("batch printed:\n%s", out);
+  int status = ws_run(bat, argv, out, sizeof out);
+  printf("batch printed (status %d):\n%s", status, out);
+  ASSERT_EQ(status, 7);
   ASSERT(strstr(out, "INJECTED\r\n") == NULL ||
          strstr(out, "1=[\"x&echo.INJECTED\"]\r\n") != NULL);
   ASSERT(strstr(out, "1=[\"x&echo.INJECTED\"]\r\n") != NULL);
