@@ -24,13 +24,14 @@
  * process handle (GetFileType says FILE_TYPE_UNKNOWN), so the descriptor is
  * the read end of an anypoll_pipe pipe, which every anypoll wait already
  * waits on with no thread. A thread-pool wait on the process handle
- * (RegisterWaitForSingleObject, once, its callback on a pool worker: not
- * WT_EXECUTEINWAITTHREAD, whose callback cannot be waited for by a blocking
- * unregister under Wine 8) writes one byte to the pipe's write end when the
- * child exits: POLLIN comes then, and not before. The pool's wait threads
- * each wait on up to 63 handles, so N children cost ceil(N / 63) wait
- * threads for as long as they run, plus the workers that run the callbacks
- * when they exit. A table, under a lock, maps the descriptor (number and
+ * (CreateThreadpoolWait, set once; its callback runs on a worker of a
+ * private pool of one thread, never in the wait thread, whose callback a
+ * blocking unregister cannot wait for under Wine 8) writes one byte to the
+ * pipe's write end when the child exits: POLLIN comes then, and not
+ * before. Under Wine 8 (and Windows before 8) the pool's wait threads each
+ * wait on up to 63 handles, so N children cost ceil(N / 63) wait threads
+ * while they run, plus the one worker when they exit; Windows 8 and later
+ * wait with no thread. A table, under a lock, maps the descriptor (number and
  * handle) to the process handle, the pid, the wait and the write end;
  * anypoll_close releases them all and does not touch the child.
  *
