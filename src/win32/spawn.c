@@ -47,93 +47,6 @@
 
 #include "spawn.h"
 
-struct proc {
-  struct proc *next;
-  int fd;          /* the descriptor: the pipe's read end */
-  HANDLE read_end; /* its handle, which recognises the descriptor */
-  HANDLE write_end; /* written once, when the child exits */
-  HANDLE process;
-  PTP_WAIT wait; /* the thread-pool wait, or NULL */
-  DWORD pid;
-};
-
-static SRWLOCK procs_lock = SRWLOCK_INIT;
-static struct proc *procs;
-
-static void CALLBACK proc_exited(PTP_CALLBACK_INSTANCE instance, void *ctx,
-                                 PTP_WAIT wait, TP_WAIT_RESULT result) {
-  (void)instance, (void)wait, (void)result;
-  struct proc *p = ctx;
-  DWORD n;
-  /* One byte into an empty pipe: never blocks. */
-  WriteFile(p->write_end, "x", 1, &n, NULL);
-}
-
-/* The pool the waits' callbacks run in: one worker at most, as each
- * callback only writes a byte. With the process's default pool, 64
- * children ending together made Wine 8 start a worker for nearly each of
- * their callbacks (14 threads at once, where 3 do). The waits themselves
- * are the system's: up to 63 handles per wait thread under Wine 8 and
- * before Windows 8, none since (wait completion packets). */
-static INIT_ONCE pool_once = INIT_ONCE_STATIC_INIT;
-static TP_CALLBACK_ENVIRON pool_env;
-
-static BOOL CALLBACK pool_init(INIT_ONCE *once, void *param, void **ctx) {
-  (void)once, (void)param, (void)ctx;
-  PTP_POOL pool = CreateThreadpool(NULL);
-  if (pool == NULL)
-    return FALSE;
-  SetThreadpoolThreadMaximum(pool, 1);
-  InitializeThreadpoolEnvironment(&pool_env);
-  SetThreadpoolCallbackPool(&pool_env, pool);
-  return TRUE;
-}
-
-static PTP_WAIT proc_wait_new(struct proc *p) {
-  if (!InitOnceExecuteOnce(&pool_once, pool_init, NULL, NULL))
-    return NULL;
-  return CreateThreadpoolWait(proc_exited, p, &pool_env);
-}
-
-/* Frees p once out of the table: the wait first (waiting for a callback
- * that runs), then the handles. The child is not touched. */
-static void proc_free(struct proc *p) {
-  if (p->wait != NULL) {
-    SetThreadpoolWait(p->wait, NULL, NULL);
-    WaitForThreadpoolWaitCallbacks(p->wait, TRUE);
-    CloseThreadpoolWait(p->wait);
-  }
-  if (p->process != NULL)
-    CloseHandle(p->process);
-  if (p->write_end != NULL)
-    CloseHandle(p->write_end);
-  free(p);
-}
-
-/* The entry of descriptor fd, under the lock; NULL if fd is not one. */
-static struct proc **proc_find(int fd) {
-  struct proc **pp = &procs;
-  while (*pp != NULL && (*pp)->fd != fd)
-    pp = &(*pp)->next;
-  /* A number closed with _close and reused is not the descriptor any more:
-   * its handle tells. */
-  if (*pp == NULL || (HANDLE)anypoll__sys_os_handle(fd) != (*pp)->read_end)
-    return NULL;
-  return pp;
-}
-
-void anypoll__spawn_release(int fd) {
-  anypoll__stdin_release(fd, (HANDLE)anypoll__sys_os_handle(fd));
-  AcquireSRWLockExclusive(&procs_lock);
-  struct proc **pp = procs != NULL ? proc_find(fd) : NULL;
-  struct proc *p = pp != NULL ? *pp : NULL;
-  if (p != NULL)
-    *pp = p->next;
-  ReleaseSRWLockExclusive(&procs_lock);
-  if (p != NULL)
-    proc_free(p);
-}
-
 /* ---- anypoll_spawn ------------------------------------------------------- */
 
 struct spawn {
@@ -287,7 +200,7 @@ static void spawn_cleanup(struct spawn *s, int failed) {
   if (failed && s->proc_fd >= 0)
     _close(s->proc_fd);
   if (failed && s->p != NULL)
-    proc_free(s->p);
+    anypoll__spawn_proc_free(s->p);
   if (s->attrs != NULL) {
     DeleteProcThreadAttributeList(s->attrs);
     free(s->attrs);
@@ -335,7 +248,7 @@ static int spawn_start(struct spawn *s, int batch) {
     return spawn_error(error);
   s->p->process = pi.hProcess;
   s->p->pid = pi.dwProcessId;
-  s->p->wait = proc_wait_new(s->p);
+  s->p->wait = anypoll__spawn_proc_wait_new(s->p);
   if (s->p->wait == NULL) {
     error = GetLastError();
     /* It has run no code: end it, and nothing of it remains. */
@@ -392,10 +305,7 @@ int anypoll_spawn(const char *file, char *const argv[], char *const envp[],
     errno = e;
     return -1;
   }
-  AcquireSRWLockExclusive(&procs_lock);
-  s.p->next = procs;
-  procs = s.p;
-  ReleaseSRWLockExclusive(&procs_lock);
+  anypoll__spawn_proc_add(s.p);
   for (int i = 0; i < 3; i++)
     pipes[i] = s.parent[i];
   *proc = s.proc_fd;
@@ -403,66 +313,3 @@ int anypoll_spawn(const char *file, char *const argv[], char *const envp[],
   return 0;
 }
 
-/* ---- The process descriptor ---------------------------------------------- */
-
-int anypoll_proc_wait(int proc, int *status) {
-  if (status == NULL) {
-    errno = EINVAL;
-    return -1;
-  }
-  /* Our own handle to the process, so that a close of proc by another
-   * thread cannot pull it from under the wait. */
-  HANDLE h = NULL;
-  AcquireSRWLockShared(&procs_lock);
-  struct proc **pp = proc_find(proc);
-  if (pp != NULL && !DuplicateHandle(GetCurrentProcess(), (*pp)->process,
-                                     GetCurrentProcess(), &h, 0, FALSE,
-                                     DUPLICATE_SAME_ACCESS))
-    h = NULL;
-  ReleaseSRWLockShared(&procs_lock);
-  if (pp == NULL) {
-    errno = EBADF;
-    return -1;
-  }
-  if (h == NULL)
-    return anypoll__set_errno_win(GetLastError());
-  DWORD code = 0;
-  BOOL ok = WaitForSingleObject(h, INFINITE) == WAIT_OBJECT_0 &&
-            GetExitCodeProcess(h, &code);
-  DWORD error = GetLastError();
-  CloseHandle(h);
-  if (!ok)
-    return anypoll__set_errno_win(error);
-  *status = (int)code;
-  return 0;
-}
-
-int anypoll_proc_kill(int proc) {
-  int r = 0;
-  AcquireSRWLockShared(&procs_lock);
-  struct proc **pp = proc_find(proc);
-  if (pp == NULL) {
-    errno = EBADF;
-    r = -1;
-  } else if (WaitForSingleObject((*pp)->process, 0) != WAIT_OBJECT_0 &&
-             !TerminateProcess((*pp)->process, 137) &&
-             WaitForSingleObject((*pp)->process, 0) != WAIT_OBJECT_0) {
-    /* Failed and still running; a child that exited meanwhile (the
-     * terminate then fails with access denied) is not an error. */
-    r = anypoll__set_errno_win(GetLastError());
-  }
-  ReleaseSRWLockShared(&procs_lock);
-  return r;
-}
-
-long anypoll_proc_pid(int proc) {
-  long pid = -1;
-  AcquireSRWLockShared(&procs_lock);
-  struct proc **pp = proc_find(proc);
-  if (pp != NULL)
-    pid = (long)(*pp)->pid;
-  ReleaseSRWLockShared(&procs_lock);
-  if (pid < 0)
-    errno = EBADF;
-  return pid;
-}

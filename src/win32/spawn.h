@@ -25,4 +25,28 @@ int anypoll__spawn_cmdline(const WCHAR *path, int batch, char *const argv[],
 ANYPOLL__INTERNAL
 int anypoll__spawn_environment(char *const envp[], WCHAR **block);
 
+/* ---- The process descriptor (spawn_proc.c) -------------------------------
+ * One child: its descriptor (the read end of an anypoll_pipe pipe), the
+ * pipe's write end, the process, the wait. */
+struct proc {
+  struct proc *next;
+  int fd;          /* the descriptor: the pipe's read end */
+  HANDLE read_end; /* its handle, which recognises the descriptor */
+  HANDLE write_end; /* written once, when the child exits */
+  HANDLE process;
+  PTP_WAIT wait; /* the thread-pool wait, or NULL */
+  DWORD pid;
+};
+/* A thread-pool wait whose callback writes p's byte (not yet set on the
+ * process: SetThreadpoolWait), or NULL with GetLastError. */
+ANYPOLL__INTERNAL
+PTP_WAIT anypoll__spawn_proc_wait_new(struct proc *p);
+/* Ends p's wait (waiting for its callback), closes its handles (the child
+ * is not touched) and frees it; p is in no table. */
+ANYPOLL__INTERNAL
+void anypoll__spawn_proc_free(struct proc *p);
+/* Puts p in the table: its descriptor is one from now on. */
+ANYPOLL__INTERNAL
+void anypoll__spawn_proc_add(struct proc *p);
+
 #endif /* ANYPOLL_SPAWN_H */
