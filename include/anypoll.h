@@ -289,10 +289,18 @@ ANYPOLL_EXTERN int anypoll_close(int fd);
  * Windows the parent's ends are overlapped, as anypoll_pipe's read end is:
  * read and write them with anypoll_read and anypoll_write, and the set and
  * anypoll_poll wait on them with no thread; the child's ends are ordinary
- * synchronous pipes. argv is joined into one command line with the quoting
- * that the Microsoft C runtime's parser undoes; for a .bat or .cmd file,
- * which CreateProcess runs through cmd.exe, an argument that cmd.exe would
- * split or expand is refused (EINVAL) rather than passed. 0, or -1 with
+ * synchronous pipes; a write to the child's stdin returns once issued, and
+ * while it is still pending (the pipe is full) that end reports no POLLOUT
+ * and the next write waits for it. On Windows file, argv and envp are in
+ * the ANSI code page, as main's argv; argv is joined into one command line
+ * with the quoting that the Microsoft C runtime's parser undoes (an argv[0]
+ * holding a double quote, or one with a blank that ends in a backslash,
+ * cannot be written: EINVAL). A .bat or .cmd file (by its extension, in any
+ * case) runs through cmd.exe /d /v:off /s /c: an argument holding a blank
+ * or one of cmd.exe's operators is passed in double quotes (which %~1
+ * removes), and one holding '"', '%', '!' or a control character other
+ * than tab, which cmd.exe would split or expand whatever the quoting, is
+ * refused (EINVAL) rather than passed. 0, or -1 with
  * errno: EINVAL (file, argv, stdio, pipes or proc NULL, an unknown stdio
  * value, an argument that cannot reach the child intact), ENOENT (file not
  * found), EACCES (not executable), EBADF (a stdio descriptor not open),
