@@ -212,6 +212,7 @@ TEST_CASE_SPAWN(spawn_second_child_does_not_keep_first_pipe)
 TEST_CASE_SPAWN(spawn_close_proc_leaves_child)
 TEST_CASE_SPAWN(spawn_64_children_in_one_set)
 TEST_CASE_SPAWN_POSIX(spawn_child_gets_only_its_streams)
+TEST_CASE_SPAWN_POSIX(spawn_stdio_swapped_streams)
 /* test_win_spawn.c: anypoll_spawn's Windows-only rules (issue 36): argv[0],
  * the ANSI code page, batch files, the handle list, the PATH search. */
 TEST_CASE_WIN(win_spawn_argv0_rules)

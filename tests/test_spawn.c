@@ -860,4 +860,42 @@ TEST(spawn_child_gets_only_its_streams) {
   ASSERT_EQ(anypoll_close(fds[0]), 0);
   ASSERT_EQ(anypoll_close(fds[1]), 0);
 }
+
+/* POSIX: the parent's own 1 and 2 given to the child swapped: each
+ * stream's source is moved above 2 before any dup2 into 0-2, so that the
+ * first dup2 does not overwrite the second one's source. The test's 1 and 2
+ * are pipes for the while. */
+TEST(spawn_stdio_swapped_streams) {
+  spawn_begin();
+  int a[2], b[2];
+  ASSERT_EQ(anypoll_pipe(a), 0);
+  ASSERT_EQ(anypoll_pipe(b), 0);
+  int saved1 = dup(1), saved2 = dup(2);
+  ASSERT(saved1 >= 0 && saved2 >= 0);
+  ASSERT_EQ(dup2(a[1], 1), 1);
+  ASSERT_EQ(dup2(b[1], 2), 2);
+  char *argv[] = { (char *)"spawn_child", (char *)"out", (char *)"to stdout",
+                   (char *)"err", (char *)"to stderr", NULL };
+  int stdio[3] = { ANYPOLL_STDIO_NULL, 2, 1 };
+  int pipes[3], proc;
+  int r = anypoll_spawn(child_path(), argv, NULL, stdio, pipes, &proc);
+  ASSERT_EQ(dup2(saved1, 1), 1);
+  ASSERT_EQ(dup2(saved2, 2), 2);
+  close(saved1);
+  close(saved2);
+  ASSERT_EQ(r, 0);
+  ASSERT_EQ(anypoll_close(a[1]), 0);
+  ASSERT_EQ(anypoll_close(b[1]), 0);
+  wait_exit(proc, 0);
+  char buf[64];
+  long n = read_to_end(a[0], buf, sizeof buf - 1);
+  buf[n] = '\0';
+  ASSERT(strcmp(buf, "to stderr\n") == 0);
+  n = read_to_end(b[0], buf, sizeof buf - 1);
+  buf[n] = '\0';
+  ASSERT(strcmp(buf, "to stdout\n") == 0);
+  ASSERT_EQ(anypoll_close(a[0]), 0);
+  ASSERT_EQ(anypoll_close(b[0]), 0);
+  ASSERT_EQ(anypoll_close(proc), 0);
+}
 #endif
