@@ -62,6 +62,10 @@ static int strategy_of(const char *name, struct bench_strategy *s) {
     s->backend = BENCH_ASET;
     return 1;
   }
+  if (strcmp(name, "spawn") == 0) {
+    s->backend = BENCH_SPAWN;
+    return 1;
+  }
   if (strcmp(name, "event") == 0) {
     /* What a program gets from anypoll_poll: the point of the library. */
     s->backend = ANYPOLL_BACKEND_DEFAULT;

@@ -33,6 +33,10 @@
 /* The watch set on pipes made with anypoll_pipe (read with anypoll_read):
  * what a program that creates its own pipes for the set gets. */
 #define BENCH_ASET (-3)
+/* The watch set on the pipes of a producer started with anypoll_spawn
+ * (its stdout and stderr), read with anypoll_read: the seed's scenario
+ * with the library's own spawn (relay only). */
+#define BENCH_SPAWN (-4)
 
 struct bench_strategy {
   const char *name;

@@ -26,19 +26,36 @@
 
 #include "common.h"
 
+#ifdef _WIN32
+#  include <windows.h>
+#endif
+
 #define MAX_READ 1048576
+/* This program's path, for the "spawn" strategy's producer. */
+static const char *relay_self;
 #define MAX_REPS 64
 
 /* The producer: `work` iterations of an LCG per chunk, stirred into the
  * chunk so that the compiler cannot drop them. */
+static int produce_on(int data, int idle, double mb, long chunk, long work);
+
 static int produce(int argc, char **argv) {
   if (argc < 8)
     return 2;
   int data = bench_fd_from_token(argv[3]);
   int idle = bench_fd_from_token(argv[4]);
-  double mb = atof(argv[5]);
-  long chunk = atol(argv[6]);
-  long work = atol(argv[7]);
+  return produce_on(data, idle, atof(argv[5]), atol(argv[6]), atol(argv[7]));
+}
+
+/* Started by anypoll_spawn (strategy "spawn"): the data on stdout, stderr
+ * the idle pipe. */
+static int produce_spawned(int argc, char **argv) {
+  if (argc < 6)
+    return 2;
+  return produce_on(1, 2, atof(argv[3]), atol(argv[4]), atol(argv[5]));
+}
+
+static int produce_on(int data, int idle, double mb, long chunk, long work) {
   unsigned char *buf = calloc(1, (size_t)chunk);
   if (buf == NULL)
     return 2;
@@ -75,8 +92,11 @@ static struct sample run_once(const struct bench_strategy *s, double mb,
                               long chunk, long work, unsigned pipe_size,
                               int devnull, unsigned char *buf, long rsize) {
   int data[2], idle[2];
-  int aset = s->backend == BENCH_ASET;
-  if (aset) {
+  int spawned = s->backend == BENCH_SPAWN;
+  int aset = s->backend == BENCH_ASET || spawned;
+  if (spawned) {
+    data[1] = idle[1] = -1; /* the child's */
+  } else if (aset) {
     /* anypoll_pipe's capacity is fixed (64 KiB, --pipe-size's default). */
     if (anypoll_pipe(data) != 0 || anypoll_pipe(idle) != 0)
       bench_die("anypoll_pipe");
@@ -90,9 +110,23 @@ static struct sample run_once(const struct bench_strategy *s, double mb,
   snprintf(works, sizeof works, "%ld", work);
   const int pass[2] = { data[1], idle[1] };
   const char *args[3] = { mbs, chunks, works };
-  struct bench_child *c = bench_spawn("produce", pass, 2, 3, args);
-  bench_close(data[1]);
-  bench_close(idle[1]);
+  struct bench_child *c = NULL;
+  int proc = -1;
+  if (spawned) {
+    char *argv[] = { (char *)relay_self, (char *)"--child", (char *)"spawned",
+                     mbs, chunks, works, NULL };
+    const int stdio[3] = { ANYPOLL_STDIO_NULL, ANYPOLL_STDIO_PIPE,
+                           ANYPOLL_STDIO_PIPE };
+    int pipes[3];
+    if (anypoll_spawn(relay_self, argv, NULL, stdio, pipes, &proc) != 0)
+      bench_die("anypoll_spawn");
+    data[0] = pipes[1];
+    idle[0] = pipes[2];
+  } else {
+    c = bench_spawn("produce", pass, 2, 3, args);
+    bench_close(data[1]);
+    bench_close(idle[1]);
+  }
 
   char r;
   long (*rd)(int, void *, size_t) = aset ? bench_anypoll_read : bench_read;
@@ -148,6 +182,15 @@ static struct sample run_once(const struct bench_strategy *s, double mb,
   out.server = s0 < 0 || s1 < 0 ? NAN : s1 - s0;
   if (set != NULL)
     bench_set_close(set, fds, 2);
+  if (spawned) {
+    int status = -1;
+    if (anypoll_proc_wait(proc, &status) != 0 || status != 0 ||
+        anypoll_close(proc) != 0)
+      bench_die("producer exit status");
+    anypoll_close(data[0]);
+    anypoll_close(idle[0]);
+    return out;
+  }
   if (bench_child_wait(c) != 0)
     bench_die("producer exit status");
   bench_close(data[0]);
@@ -157,8 +200,16 @@ static struct sample run_once(const struct bench_strategy *s, double mb,
 
 int main(int argc, char **argv) {
   bench_init(argc, argv);
+#ifdef _WIN32
+  static char self[MAX_PATH];
+  GetModuleFileNameA(NULL, self, sizeof self);
+  relay_self = self;
+#else
+  relay_self = argv[0];
+#endif
   if (argc > 2 && strcmp(argv[1], "--child") == 0)
-    return produce(argc, argv);
+    return strcmp(argv[2], "spawned") == 0 ? produce_spawned(argc, argv)
+                                           : produce(argc, argv);
 
   double mb = bench_arg_num(argc, argv, "--mb", 32);
   long chunk = (long)bench_arg_num(argc, argv, "--chunk", 16384);
@@ -176,10 +227,11 @@ int main(int argc, char **argv) {
     return 2;
   }
   struct bench_strategy st[BENCH_MAX_STRATEGIES];
-  /* "all" here also takes the watch set, on _pipe pipes (set) and on
-   * anypoll_pipe pipes (aset), which this program supports. */
+  /* "all" here also takes the watch set, on _pipe pipes (set), on
+   * anypoll_pipe pipes (aset) and on an anypoll_spawn child's (spawn),
+   * which this program supports. */
   const char *list = bench_arg(argc, argv, "--strategies", "all");
-  int ns = bench_strategies(strcmp(list, "all") == 0 ? BENCH_ALL ",set,aset"
+  int ns = bench_strategies(strcmp(list, "all") == 0 ? BENCH_ALL ",set,aset,spawn"
                                                      : list,
                             st);
   int blocking = -1, sleep1 = -1;

@@ -75,6 +75,7 @@ endif()
 if(NOT CMAKE_CROSSCOMPILING)
   add_test(NAME package.man COMMAND ${CMAKE_COMMAND}
     -DMAN_DIR=${PROJECT_SOURCE_DIR}/man
+    -DHEADER=${PROJECT_SOURCE_DIR}/include/anypoll.h
     -DVERSION=${PROJECT_VERSION} -P ${PKG_TESTS}/man.cmake)
 endif()
 

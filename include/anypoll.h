@@ -365,6 +365,72 @@ ANYPOLL_EXTERN int anypoll_write(int fd, const void *buf, unsigned len);
  * Delete fd from every watch set before closing it (anypoll_set_del). */
 ANYPOLL_EXTERN int anypoll_close(int fd);
 
+/* ---- Child processes -------------------------------------------------------
+ * anypoll_spawn - start file with argv (argv[0] is the child's argv[0]) and
+ * envp (NULL: the parent's environment). file is searched in PATH when it
+ * holds no directory separator, as posix_spawnp does; on Windows the search
+ * adds ".exe" as CreateProcess does. stdio[i] (i = 0, 1, 2) says what the
+ * child gets as standard input, output and error: ANYPOLL_STDIO_INHERIT the
+ * parent's own stream i, ANYPOLL_STDIO_NULL the null device, ANYPOLL_STDIO_PIPE
+ * a new pipe, or a descriptor of the parent (>= 0). pipes[i] receives the
+ * parent's end of each new pipe (the write end for stdin, the read end for
+ * stdout and stderr), -1 for the other streams. *proc receives a descriptor
+ * that anypoll_poll and the watch set report POLLIN on once the child has
+ * exited, and not before; anypoll_close(*proc) releases it without touching
+ * the child. The child gets its three streams and nothing else of the
+ * parent's that anypoll made: the parent's ends are never inherited. On
+ * Windows the parent's ends are overlapped, as anypoll_pipe's read end is:
+ * read and write them with anypoll_read and anypoll_write, and the set and
+ * anypoll_poll wait on them with no thread; the child's ends are ordinary
+ * synchronous pipes; a write to the child's stdin returns once issued, and
+ * while it is still pending (the pipe is full) that end reports no POLLOUT
+ * and the next write waits for it. On Windows file, argv and envp are in
+ * the ANSI code page, as main's argv; argv is joined into one command line
+ * with the quoting that the Microsoft C runtime's parser undoes (an argv[0]
+ * holding a double quote, or one with a blank that ends in a backslash,
+ * cannot be written: EINVAL). A .bat or .cmd file (by its extension, in any
+ * case) runs through cmd.exe /d /v:off /s /c: an argument holding a blank
+ * or one of cmd.exe's operators is passed in double quotes (which %~1
+ * removes), and one holding '"', '%', '!' or a control character other
+ * than tab, which cmd.exe would split or expand whatever the quoting, is
+ * refused (EINVAL) rather than passed. 0, or -1 with
+ * errno: EINVAL (file, argv, stdio, pipes or proc NULL, an unknown stdio
+ * value, an argument that cannot reach the child intact), ENOENT (file not
+ * found), EACCES (not executable), EBADF (a stdio descriptor not open),
+ * E2BIG, ENOMEM, EMFILE, EAGAIN. A failed spawn leaves nothing behind: no
+ * descriptor, handle, thread or child. */
+/* On POSIX the child is started with posix_spawnp, with every signal's
+ * default action and no signal blocked; the parent's ends are blocking
+ * descriptors. The process descriptor is a pidfd on Linux 5.3 and later
+ * (no thread; after anypoll_proc_wait it reports POLLIN|POLLHUP);
+ * elsewhere, or where pidfd_open fails with ENOSYS or EPERM, the read end
+ * of a pipe that a library thread, one per running child, writes when the
+ * child exits. Close it with anypoll_close, not close(). A program that
+ * reaps children itself (waitpid(-1)) makes anypoll_proc_wait fail with
+ * ECHILD. */
+#define ANYPOLL_STDIO_INHERIT (-1)
+#define ANYPOLL_STDIO_NULL (-2)
+#define ANYPOLL_STDIO_PIPE (-3)
+ANYPOLL_EXTERN int anypoll_spawn(const char *file, char *const argv[],
+                                 char *const envp[], const int stdio[3],
+                                 int pipes[3], int *proc);
+
+/* anypoll_proc_wait - block until the child of proc has exited (at once
+ * once POLLIN was reported on proc), reap it and store its status: the exit
+ * code, or 128 + the signal's number when a signal ended it (POSIX). A
+ * second call gives the same status. 0, or -1 with errno (EBADF: proc is
+ * not a process descriptor; EINVAL: status NULL; EINTR; ECHILD: POSIX, the
+ * program reaped the child itself). */
+ANYPOLL_EXTERN int anypoll_proc_wait(int proc, int *status);
+
+/* anypoll_proc_kill - end the child of proc at once: SIGKILL on POSIX,
+ * TerminateProcess with exit code 137 on Windows, so that both report 137.
+ * 0 (also when the child has already exited), or -1 with errno (EBADF). */
+ANYPOLL_EXTERN int anypoll_proc_kill(int proc);
+
+/* anypoll_proc_pid - the child's process id, or -1 with errno EBADF. */
+ANYPOLL_EXTERN long anypoll_proc_pid(int proc);
+
 /* ---- Testing and benchmark interface -------------------------------------
  * Backends are selectable per call so the test suite can run once per
  * backend and the benchmarks can compare strategies side by side. Programs

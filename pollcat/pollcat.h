@@ -85,6 +85,7 @@ struct pc_io {
 
 struct pc_child {
   intptr_t pid;    /* POSIX pid */
+  int proc;        /* POSIX: anypoll_spawn's process descriptor */
   void *process;   /* Windows process handle */
 };
 

@@ -1,17 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* pollcat's POSIX layer: descriptors, sockets and posix_spawn. */
-#define _GNU_SOURCE /* accept4, pipe2 */
+/* pollcat's POSIX layer: descriptors, sockets and children. */
+#define _GNU_SOURCE /* accept4 */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,7 +17,6 @@
 
 #include "pollcat.h"
 
-extern char **environ;
 
 /* The largest write that a pipe reporting POLLOUT takes without blocking:
  * Linux reports POLLOUT when a page is free, and a write of up to PIPE_BUF
@@ -280,84 +277,48 @@ int pc_sock_failed(struct pc_io *io) {
   return 1;
 }
 
+/* anypoll_spawn starts the child: PATH search, pipes whose parent's ends
+ * no other child inherits, default signal actions (SIGPIPE included, as
+ * from a shell); its process descriptor gives the status. */
 int pc_spawn(char **argv, struct pc_io io[3], struct pc_child *child) {
-  int p[3][2] = { { -1, -1 }, { -1, -1 }, { -1, -1 } };
-  for (int i = 0; i < 3; i++) {
-    if (pipe2(p[i], O_CLOEXEC) != 0) {
-      fail();
-      goto undo;
-    }
-  }
+  int stdio[3] = { ANYPOLL_STDIO_PIPE, ANYPOLL_STDIO_PIPE, ANYPOLL_STDIO_PIPE };
+  int p[3], proc;
+  if (anypoll_spawn(argv[0], argv, NULL, stdio, p, &proc) != 0)
+    return fail();
   /* Our end of the child's stdin must never block the relay: a child that
    * stops reading would stop its own output being read too. Our read ends
    * are non-blocking so that each round reads all that is ready. */
-  fcntl(p[0][1], F_SETFL, fcntl(p[0][1], F_GETFL) | O_NONBLOCK);
-  fcntl(p[1][0], F_SETFL, fcntl(p[1][0], F_GETFL) | O_NONBLOCK);
-  fcntl(p[2][0], F_SETFL, fcntl(p[2][0], F_GETFL) | O_NONBLOCK);
+  for (int i = 0; i < 3; i++)
+    fcntl(p[i], F_SETFL, fcntl(p[i], F_GETFL) | O_NONBLOCK);
   /* The pipes are ours: 1 MiB (Linux's default limit for unprivileged
    * processes) instead of 64 KiB, so that each round moves more. Best
    * effort: a smaller limit leaves the pipe as it is. */
 #ifdef F_SETPIPE_SZ
   for (int i = 0; i < 3; i++)
-    fcntl(p[i][0], F_SETPIPE_SZ, 1 << 20);
+    fcntl(p[i], F_SETPIPE_SZ, 1 << 20);
 #endif
-
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, p[0][0], 0);
-  posix_spawn_file_actions_adddup2(&fa, p[1][1], 1);
-  posix_spawn_file_actions_adddup2(&fa, p[2][1], 2);
-  /* The child starts with default SIGPIPE handling, as from a shell. */
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t def;
-  sigemptyset(&def);
-  sigaddset(&def, SIGPIPE);
-  posix_spawnattr_setsigdefault(&attr, &def);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
-  pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    errno = rc;
-    fail();
-    goto undo;
-  }
-  close(p[0][0]);
-  close(p[1][1]);
-  close(p[2][1]);
-  stream_io(p[0][1], &io[0]);
-  stream_io(p[1][0], &io[1]);
-  stream_io(p[2][0], &io[2]);
+  stream_io(p[0], &io[0]);
+  stream_io(p[1], &io[1]);
+  stream_io(p[2], &io[2]);
   io[0].max_write = SIZE_MAX; /* non-blocking: partial writes are fine */
   io[0].nonblocking = 1;
   io[1].nb_read = 1;
   io[2].nb_read = 1;
-  child->pid = pid;
+  child->pid = (intptr_t)anypoll_proc_pid(proc);
+  child->proc = proc;
   child->process = NULL;
   return 0;
-undo:
-  for (int i = 0; i < 3; i++) {
-    if (p[i][0] >= 0)
-      close(p[i][0]);
-    if (p[i][1] >= 0)
-      close(p[i][1]);
-  }
-  return -1;
 }
 
 int pc_child_wait(struct pc_child *child) {
   int status;
-  while (waitpid((pid_t)child->pid, &status, 0) < 0) {
+  while (anypoll_proc_wait(child->proc, &status) != 0) {
     if (errno != EINTR)
       return fail();
   }
-  if (WIFEXITED(status))
-    return WEXITSTATUS(status);
-  if (WIFSIGNALED(status))
-    return 128 + WTERMSIG(status);
-  return PC_EXIT_IO;
+  anypoll_close(child->proc);
+  child->proc = -1;
+  return status;
 }
 
 double pc_now_ms(void) {

@@ -5,6 +5,7 @@
 
 int tp_backend = ANYPOLL_BACKEND_DEFAULT;
 const char *tp_set_backend = NULL;
+const char *tp_spawn_mode = NULL;
 
 anypoll_set *tp_set_new(void) {
   anypoll_set *set = tp_set_backend == NULL

@@ -31,6 +31,18 @@
 #  define TEST_CASE_NO_LEGACY_WIN(name) TEST_CASE(name)
 #endif
 
+/* TEST_CASE_SPAWN: a case of anypoll_spawn (test_spawn.c), run once
+ * natively and under Wine with the default backends (CTest name
+ * spawn.CASE), and natively once more with the POSIX fallback for systems
+ * without pidfd_open (spawnreaper.CASE). */
+#ifndef TEST_CASE_SPAWN
+#  define TEST_CASE_SPAWN(name) TEST_CASE(name)
+#endif
+/* TEST_CASE_SPAWN_POSIX: the same, POSIX only (descriptor numbers). */
+#ifndef TEST_CASE_SPAWN_POSIX
+#  define TEST_CASE_SPAWN_POSIX(name)
+#endif
+
 /* test_basic.c: whole-call rules */
 TEST_CASE(timeout_zero_nothing_ready)
 TEST_CASE(pipe_data_pollin)
@@ -204,3 +216,30 @@ TEST_CASE_SET(set_fair_always_ready_and_woken_max4)
 TEST_CASE_SET(set_write_end_pollerr_without_pollout)
 TEST_CASE_SET(set_pipe_no_bits_asked_waits_asleep)
 TEST_CASE_SET(set_two_waiters_see_entry_that_stays_ready)
+/* test_spawn.c: anypoll_spawn and process descriptors (issue 36). */
+TEST_CASE_SPAWN(spawn_bad_arguments_einval)
+TEST_CASE_SPAWN(spawn_not_found_enoent)
+TEST_CASE_SPAWN(spawn_bad_stdio_ebadf)
+TEST_CASE_SPAWN(spawn_bad_proc_ebadf)
+TEST_CASE_SPAWN(spawn_exit_codes)
+TEST_CASE_SPAWN(spawn_proc_pollin_only_after_exit)
+TEST_CASE_SPAWN(spawn_kill_is_137)
+TEST_CASE_SPAWN(spawn_exit_before_read_loses_nothing)
+TEST_CASE_SPAWN(spawn_output_and_exit_in_one_set)
+TEST_CASE_SPAWN(spawn_stdin_never_read_pollout_until_full)
+TEST_CASE_SPAWN(spawn_cat_round_trip_20mib)
+TEST_CASE_SPAWN(spawn_argv_exact)
+TEST_CASE_SPAWN(spawn_envp)
+TEST_CASE_SPAWN(spawn_stdio_descriptor_and_null)
+TEST_CASE_SPAWN(spawn_second_child_does_not_keep_first_pipe)
+TEST_CASE_SPAWN(spawn_close_proc_leaves_child)
+TEST_CASE_SPAWN(spawn_64_children_in_one_set)
+TEST_CASE_SPAWN_POSIX(spawn_child_gets_only_its_streams)
+TEST_CASE_SPAWN_POSIX(spawn_stdio_swapped_streams)
+/* test_win_spawn.c: anypoll_spawn's Windows-only rules (issue 36): argv[0],
+ * the ANSI code page, batch files, the handle list, the PATH search. */
+TEST_CASE_WIN(win_spawn_argv0_rules)
+TEST_CASE_WIN(win_spawn_ansi_code_page)
+TEST_CASE_WIN(win_spawn_batch_no_injection)
+TEST_CASE_WIN(win_spawn_handle_list_only)
+TEST_CASE_WIN(win_spawn_path_search)

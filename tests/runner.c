@@ -15,6 +15,15 @@
 #  define TEST_CASE_SET_POSIX(name) TEST_CASE(name)
 #endif
 
+/* The spawn cases exist where the platform's anypoll_spawn is built
+ * (tests/CMakeLists.txt defines TP_HAVE_SPAWN). */
+#ifndef TP_HAVE_SPAWN
+#  define TEST_CASE_SPAWN(name)
+#  define TEST_CASE_SPAWN_POSIX(name)
+#elif !defined(_WIN32)
+#  define TEST_CASE_SPAWN_POSIX(name) TEST_CASE_SPAWN(name)
+#endif
+
 #define TEST_CASE(name) TEST(name);
 #include "list.h"
 #undef TEST_CASE
@@ -50,6 +59,12 @@ int main(int argc, char **argv) {
   if (argc > 2 && strcmp(argv[2], "setdefault") == 0) {
     /* The watch set's cases: the default set backend, or the portable one
      * ("setpoll"); anypoll_poll keeps its default backend. */
+    shown = argv[2];
+  } else if (argc > 2 && (strcmp(argv[2], "spawn") == 0 ||
+                           strcmp(argv[2], "spawnreaper") == 0)) {
+    /* The spawn cases (test_spawn.c): default backends; "spawnreaper" is
+     * the POSIX fallback for systems without pidfd_open. */
+    tp_spawn_mode = argv[2];
     shown = argv[2];
   } else if (argc > 2 && strcmp(argv[2], "setpoll") == 0) {
     tp_set_backend = "poll";

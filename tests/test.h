@@ -42,6 +42,10 @@ extern int tp_backend;
 /* The watch set backend under test, from the command line: "setdefault"
  * (NULL here: anypoll_set_new) or "setpoll" ("poll": the portable one). */
 extern const char *tp_set_backend;
+/* The spawn cases' mode, from the command line: "spawn", or (POSIX)
+ * "spawnreaper", the fallback for systems without pidfd_open; NULL for
+ * every other case. */
+extern const char *tp_spawn_mode;
 /* A new set of that backend; exits on failure. */
 anypoll_set *tp_set_new(void);
 /* The name of that backend ("epoll", "poll", ...), for the few cases whose

@@ -28,4 +28,9 @@ int anypoll_write(int fd, const void *buf, unsigned len) {
   return (int)write(fd, buf, len);
 }
 
-int anypoll_close(int fd) { return close(fd); }
+/* A process descriptor's entry (proc.c) is forgotten before the number
+ * is closed, so that no other thread can be given the number meanwhile. */
+int anypoll_close(int fd) {
+  anypoll__proc_forget(fd);
+  return close(fd);
+}

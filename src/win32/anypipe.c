@@ -69,46 +69,61 @@ static int anypipe_fail(DWORD error) {
   return -1;
 }
 
+int anypoll__anypipe_make(HANDLE *rd, HANDLE *wr, int write_async) {
+  WCHAR name[96];
+  HANDLE r = INVALID_HANDLE_VALUE;
+  LONG serial = InterlockedIncrement(&anypipe_serial);
+  /* The server end always reads; it is the overlapped one unless the
+   * writer asked to be. */
+  DWORD server_flags =
+      PIPE_ACCESS_INBOUND | FILE_FLAG_FIRST_PIPE_INSTANCE |
+      (write_async ? 0 : FILE_FLAG_OVERLAPPED);
+  /* A name is taken when another process (or a pipe of ours whose serial
+   * wrapped) already has it: FILE_FLAG_FIRST_PIPE_INSTANCE then fails with
+   * ERROR_ACCESS_DENIED, and another name is tried. */
+  for (int attempt = 0; attempt < 16 && r == INVALID_HANDLE_VALUE;
+       attempt++) {
+    anypipe_name(name, serial, attempt);
+    r = CreateNamedPipeW(name, server_flags,
+                         PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT |
+                             PIPE_REJECT_REMOTE_CLIENTS,
+                         1, ANYPIPE_BUFFER, ANYPIPE_BUFFER, 0, NULL);
+    if (r == INVALID_HANDLE_VALUE && GetLastError() != ERROR_ACCESS_DENIED)
+      return anypipe_fail(GetLastError());
+  }
+  if (r == INVALID_HANDLE_VALUE)
+    return anypipe_fail(GetLastError());
+  /* The write end: the client end, synchronous (no FILE_FLAG_OVERLAPPED)
+   * as _pipe's is, unless write_async. FILE_READ_ATTRIBUTES as CreatePipe
+   * gives its write end, so that anypoll_poll can ask it for its pipe
+   * information (POLLOUT, and POLLERR once the reader has gone: a server
+   * end opened for writing lacks that right, which is why the writer is
+   * always the client). SECURITY_SQOS_PRESENT | SECURITY_ANONYMOUS: the
+   * server end is ours, but nothing needs it to impersonate the writer. */
+  HANDLE w = CreateFileW(name, GENERIC_WRITE | FILE_READ_ATTRIBUTES, 0, NULL,
+                         OPEN_EXISTING,
+                         FILE_ATTRIBUTE_NORMAL | SECURITY_SQOS_PRESENT |
+                             SECURITY_ANONYMOUS |
+                             (write_async ? FILE_FLAG_OVERLAPPED : 0),
+                         NULL);
+  if (w == INVALID_HANDLE_VALUE) {
+    DWORD error = GetLastError();
+    CloseHandle(r);
+    return anypipe_fail(error);
+  }
+  *rd = r;
+  *wr = w;
+  return 0;
+}
+
 int anypoll_pipe(int fds[2]) {
   if (fds == NULL) {
     errno = EFAULT;
     return -1;
   }
-  WCHAR name[96];
-  HANDLE rd = INVALID_HANDLE_VALUE;
-  LONG serial = InterlockedIncrement(&anypipe_serial);
-  /* A name is taken when another process (or a pipe of ours whose serial
-   * wrapped) already has it: FILE_FLAG_FIRST_PIPE_INSTANCE then fails with
-   * ERROR_ACCESS_DENIED, and another name is tried. */
-  for (int attempt = 0; attempt < 16 && rd == INVALID_HANDLE_VALUE;
-       attempt++) {
-    anypipe_name(name, serial, attempt);
-    rd = CreateNamedPipeW(
-        name, PIPE_ACCESS_INBOUND | FILE_FLAG_OVERLAPPED |
-                  FILE_FLAG_FIRST_PIPE_INSTANCE,
-        PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT |
-            PIPE_REJECT_REMOTE_CLIENTS,
-        1, ANYPIPE_BUFFER, ANYPIPE_BUFFER, 0, NULL);
-    if (rd == INVALID_HANDLE_VALUE && GetLastError() != ERROR_ACCESS_DENIED)
-      return anypipe_fail(GetLastError());
-  }
-  if (rd == INVALID_HANDLE_VALUE)
-    return anypipe_fail(GetLastError());
-  /* The write end: synchronous (no FILE_FLAG_OVERLAPPED), as _pipe's is.
-   * FILE_READ_ATTRIBUTES as CreatePipe gives its write end, so that
-   * anypoll_poll can ask it for its pipe information (POLLOUT).
-   * SECURITY_SQOS_PRESENT | SECURITY_ANONYMOUS: the server end is ours,
-   * but nothing needs it to impersonate the writer. */
-  HANDLE wr = CreateFileW(name, GENERIC_WRITE | FILE_READ_ATTRIBUTES, 0, NULL,
-                          OPEN_EXISTING,
-                          FILE_ATTRIBUTE_NORMAL | SECURITY_SQOS_PRESENT |
-                              SECURITY_ANONYMOUS,
-                          NULL);
-  if (wr == INVALID_HANDLE_VALUE) {
-    DWORD error = GetLastError();
-    CloseHandle(rd);
-    return anypipe_fail(error);
-  }
+  HANDLE rd, wr;
+  if (anypoll__anypipe_make(&rd, &wr, 0) != 0)
+    return -1;
   /* _O_NOINHERIT: the C runtime does not hand the descriptors to a child
    * it spawns either (the handles are not inheritable anyway). */
   int r = _open_osfhandle((intptr_t)rd, _O_RDONLY | _O_BINARY | _O_NOINHERIT);

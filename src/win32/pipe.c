@@ -89,7 +89,13 @@ static short check_with(const struct anypoll__item *item, short events,
     revents |= have_info ? info_read_side(info, events)
                          : peek_read_side(h, events);
   if (item->u.pipe.writable && !(revents & (POLLHUP | POLLNVAL))) {
-    if (!have_info) {
+    /* A child's stdin whose last write is still pending is full
+     * (spawn_stdin.c); its reader's end is known only from the state. */
+    int full = anypoll__stdin_busy(h);
+    if (full) {
+      if (have_info && info->NamedPipeState == ANYPOLL_FILE_PIPE_CLOSING_STATE)
+        revents |= POLLERR;
+    } else if (!have_info) {
       /* A handle without FILE_READ_ATTRIBUTES cannot be asked; assume room,
        * as a blocking write is the lesser evil (see pipe_has_room). */
       revents |= events & POLLOUT;

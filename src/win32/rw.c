@@ -180,6 +180,10 @@ int anypoll_write(int fd, const void *buf, unsigned len) {
   HANDLE h = rw_handle(fd, buf, len);
   if (h == INVALID_HANDLE_VALUE)
     return -1;
+  /* The parent's end of a child's stdin (spawn_stdin.c). */
+  int result;
+  if (anypoll__stdin_write(fd, h, buf, len, &result))
+    return result;
   if (!rw_is_async(fd, h)) {
     int n = anypoll__sys_crt_write(fd, h, buf, len);
     /* The C runtime maps a pipe whose reader has gone (ERROR_NO_DATA, "the
@@ -206,6 +210,9 @@ int anypoll_close(int fd) {
   /* The classification of anypoll_poll, gate included: asking a
    * synchronous pipe with a read of ours parked on it whether it is a
    * socket would wait for the read. */
+  /* A process descriptor (spawn.c) is an anypoll_pipe read end with a
+   * process behind it: its wait and handles go first. */
+  anypoll__spawn_release(fd);
   struct anypoll__item item;
   anypoll__classify((SOCKET)fd, &item);
   if (item.kind != ANYPOLL_KIND_SOCKET)

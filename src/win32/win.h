@@ -567,6 +567,35 @@ ANYPOLL__INTERNAL
 void anypoll__anypipe_read_done(int fd, HANDLE h, int n, unsigned len);
 ANYPOLL__INTERNAL
 int anypoll__anypipe_drained(int fd, HANDLE h, LONG *seen);
+/* anypipe.c: a pipe of anypoll_pipe's kind, as two handles, neither
+ * inheritable: a named pipe with a unique name whose server end reads (*rd)
+ * and whose client end writes (*wr). write_async 0: the read end is opened
+ * for overlapped I/O and the write end is synchronous (anypoll_pipe, the
+ * child's stdout and stderr, the process descriptor); 1: the other way
+ * round (a child's stdin: the parent's write end overlapped, the child's
+ * read end synchronous). 0, or -1 with errno. */
+ANYPOLL__INTERNAL
+int anypoll__anypipe_make(HANDLE *rd, HANDLE *wr, int write_async);
+/* spawn.c, for anypoll_close (rw.c): when fd is a process descriptor,
+ * releases what stands behind it (the thread-pool wait, the process
+ * handle, the pipe's write end; never the child itself) and leaves the
+ * descriptor to be closed as any other. */
+ANYPOLL__INTERNAL
+void anypoll__spawn_release(int fd);
+/* spawn_stdin.c: the parent's ends of children's stdin pipes. register:
+ * at spawn (0, or -1 and errno). write: anypoll_write on (fd, h) when it is
+ * one (returns 1, the result in *result), else 0. busy: a write of ours is
+ * pending on h (the pipe is full: no POLLOUT). release: at anypoll_close,
+ * before the descriptor closes; a pending write is still delivered. */
+ANYPOLL__INTERNAL
+int anypoll__stdin_register(int fd, HANDLE h);
+ANYPOLL__INTERNAL
+int anypoll__stdin_write(int fd, HANDLE h, const void *buf, unsigned len,
+                         int *result);
+ANYPOLL__INTERNAL
+int anypoll__stdin_busy(HANDLE h);
+ANYPOLL__INTERNAL
+void anypoll__stdin_release(int fd, HANDLE h);
 /* anypipe.c: the name prefix of anypoll_pipe's pipes. */
 #define ANYPOLL__ANYPIPE_PREFIX L"\\\\.\\pipe\\anypoll-pipe-"
 

@@ -20,6 +20,8 @@ set(files
   ${MANDIR}/man3/anypoll_set_wait.3 ${MANDIR}/man3/anypoll_pipe.3
   ${MANDIR}/man3/anypoll_read.3 ${MANDIR}/man3/anypoll_write.3
   ${MANDIR}/man3/anypoll_close.3
+  ${MANDIR}/man3/anypoll_spawn.3 ${MANDIR}/man3/anypoll_proc_wait.3
+  ${MANDIR}/man3/anypoll_proc_kill.3 ${MANDIR}/man3/anypoll_proc_pid.3
   ${MANDIR}/man1/pollcat.1)
 if(FORMAT STREQUAL "pe")
   list(APPEND files bin/libanypoll.dll ${LIBDIR}/libanypoll.dll.a

@@ -2,7 +2,7 @@
 # Renders every man page with groff (all warnings on) and with man -l, and
 # fails on any diagnostic. Pages are rendered from MAN_DIR so that the .so
 # links (man3/...) resolve as they do in an installed man hierarchy.
-#   -DMAN_DIR=.../man -DVERSION=x.y.z
+#   -DMAN_DIR=.../man -DVERSION=x.y.z [-DHEADER=include/anypoll.h]
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
 file(GLOB pages RELATIVE ${MAN_DIR} ${MAN_DIR}/man3/*.3 ${MAN_DIR}/man1/*.1)
 list(LENGTH pages count)
@@ -11,6 +11,16 @@ if(count LESS 6)
 endif()
 if(NOT "man1/pollcat.1" IN_LIST pages)
   message(FATAL_ERROR "no pollcat(1) page: ${pages}")
+endif()
+# Every public function has its page (or a .so link to the page that
+# describes it).
+if(HEADER)
+  anypoll_public_functions(${HEADER} functions)
+  foreach(f IN LISTS functions)
+    if(NOT "man3/${f}.3" IN_LIST pages)
+      message(FATAL_ERROR "no man page man3/${f}.3 for ${f}")
+    endif()
+  endforeach()
 endif()
 set(ENV{MANPAGER} cat)
 set(ENV{PAGER} cat)

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+/* anypoll_spawn's Windows-only rules (issue 36; src/win32/cmdline.c and
+ * spawn.c): argv[0]'s own parsing rule, the ANSI code page, batch files
+ * run through cmd.exe without command injection, the handle list, and
+ * the PATH search with the ".exe" rule. The cross-platform cases are in
+ * test_spawn.c. */
+#include <errno.h>
+#include <io.h>
+#include <stdio.h>
+#include <string.h>
+#include <windows.h>
+
+#include "test.h"
+
+#define WIN_SPAWN_WATCHDOG_MS 120000
+
+/* The child program (tests/spawn_child.c) as a Windows path. */
+static const char *ws_child(void) {
+  static char win[1024];
+  const char *path = TP_SPAWN_CHILD;
+  size_t n = 0;
+  if (path[0] == '/') {
+    win[n++] = 'Z';
+    win[n++] = ':';
+  }
+  for (const char *c = path; *c != '\0' && n + 1 < sizeof win; c++)
+    win[n++] = *c == '/' ? '\\' : *c;
+  win[n] = '\0';
+  return win;
+}
+
+/* Runs file with argv, stdout a pipe read to its end into out (NUL
+ * terminated); returns the exit status, or -1 with errno when the spawn
+ * failed. */
+static int ws_run(const char *file, char *const argv[], char *out, long cap) {
+  int stdio[3] = { ANYPOLL_STDIO_NULL, ANYPOLL_STDIO_PIPE, ANYPOLL_STDIO_NULL };
+  int pipes[3] = { -7, -7, -7 }, proc = -7;
+  if (anypoll_spawn(file, argv, NULL, stdio, pipes, &proc) != 0) {
+    ASSERT_EQ(pipes[1], -7); /* nothing changes on error */
+    ASSERT_EQ(proc, -7);
+    return -1;
+  }
+  long len = 0;
+  for (;;) {
+    ASSERT_LT(len, cap - 1);
+    int n = anypoll_read(pipes[1], out + len, (unsigned)(cap - 1 - len));
+    ASSERT_GE(n, 0);
+    if (n == 0)
+      break;
+    len += n;
+  }
+  out[len] = '\0';
+  struct pollfd p;
+  tp_pfd(&p, proc, POLLIN);
+  ASSERT_EQ(anypoll_poll(&p, 1, WIN_SPAWN_WATCHDOG_MS), 1);
+  int status = -1;
+  ASSERT_EQ(anypoll_proc_wait(proc, &status), 0);
+  ASSERT_EQ(anypoll_close(pipes[1]), 0);
+  ASSERT_EQ(anypoll_close(proc), 0);
+  return status;
+}
+
+/* argv[0] is parsed up to the next quote or blank, backslashes literal:
+ * one with blanks is quoted, and the arguments after it still come back
+ * exactly; one holding a double quote cannot be written, nor a quoted one
+ * ending in a backslash: both are refused. */
+TEST(win_spawn_argv0_rules) {
+  static char out[4096];
+  const char *names[] = { "my child", "", "tab\tname", "trailing\\" };
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    char *argv[] = { (char *)names[i], (char *)"args", (char *)"x y", NULL };
+    int status = ws_run(ws_child(), argv, out, sizeof out);
+    if (status != 0)
+      fprintf(stderr, "argv[0] [%s]: status %d, printed [%s]\n", names[i],
+              status, out);
+    ASSERT_EQ(status, 0);
+    /* "x y": 3 bytes, 78 20 79. */
+    if (strcmp(out, "3 782079\nend\n") != 0)
+      fprintf(stderr, "argv[0] [%s]: child printed [%s]\n", names[i], out);
+    ASSERT_EQ(strcmp(out, "3 782079\nend\n"), 0);
+  }
+  long probe = tp_handle_probe();
+  /* A quote; and a quoted name ending in a backslash, which Wine's C
+   * runtime reads as an escaped quote and Microsoft's does not. */
+  const char *refused[] = { "quo\"te", "sp ace\\" };
+  for (int i = 0; i < 2; i++) {
+    char *bad[] = { (char *)refused[i], (char *)"args", NULL };
+    errno = 0;
+    ASSERT_EQ(ws_run(ws_child(), bad, out, sizeof out), -1);
+    ASSERT_EQ(errno, EINVAL);
+  }
+  ASSERT_EQ(tp_handle_probe(), probe);
+}
+
+/* Arguments are in the ANSI code page, as main's argv: a byte that is a
+ * character there comes back as it went. Where the code page is UTF-8, a
+ * lone 0xe9 is not a character and is refused. */
+TEST(win_spawn_ansi_code_page) {
+  static char out[4096];
+  char *argv[] = { (char *)"spawn_child", (char *)"args", (char *)"caf\xe9",
+                   NULL };
+  int r = ws_run(ws_child(), argv, out, sizeof out);
+  printf("ANSI code page %u\n", GetACP());
+  if (GetACP() == CP_UTF8) {
+    ASSERT_EQ(r, -1);
+    ASSERT_EQ(errno, EINVAL);
+    return;
+  }
+  ASSERT_EQ(r, 0);
+  ASSERT_EQ(strcmp(out, "4 636166e9\nend\n"), 0);
+}
+
+/* A temporary directory of this process's own. */
+static void ws_temp_dir(char *dir, size_t cap) {
+  char base[MAX_PATH];
+  ASSERT(GetTempPathA(sizeof base, base) > 0);
+  snprintf(dir, cap, "%sanypoll-spawn-%lu", base, GetCurrentProcessId());
+  CreateDirectoryA(dir, NULL);
+}
+
+static void ws_write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "wb");
+  ASSERT(f != NULL);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* cmd.exe re-parses a batch file's command line. Arguments holding cmd.exe's
+ * operators reach %1 whole (in quotes), so "x&echo.INJECTED" never runs a
+ * second command; what no quoting protects ('"', '%', '!', CR, LF) is
+ * refused with EINVAL, leaving nothing behind; and a file is a batch file
+ * by its extension in any case, with trailing dots, found through PATH. */
+TEST(win_spawn_batch_no_injection) {
+  char dir[MAX_PATH], bat[MAX_PATH + 16], upper[MAX_PATH + 16],
+      dotted[MAX_PATH + 16];
+  ws_temp_dir(dir, sizeof dir);
+  snprintf(bat, sizeof bat, "%s\\echo.bat", dir);
+  snprintf(upper, sizeof upper, "%s\\ECHO.BAT", dir);
+  snprintf(dotted, sizeof dotted, "%s\\echo.bat.", dir);
+  ws_write_file(bat, "@echo off\r\necho 1=[%1]\r\necho 2=[%2]\r\n"
+                     "echo 3=[%3]\r\nexit /b 7\r\n");
+  static char out[4096];
+  char *argv[] = { (char *)"echo.bat", (char *)"x&echo.INJECTED",
+                   (char *)"a b|c>d^e(f)", (char *)"plain-1.txt", NULL };
+  int status = ws_run(bat, argv, out, sizeof out);
+  printf("batch printed (status %d):\n%s", status, out);
+  ASSERT_EQ(status, 7);
+  ASSERT(strstr(out, "INJECTED\r\n") == NULL ||
+         strstr(out, "1=[\"x&echo.INJECTED\"]\r\n") != NULL);
+  ASSERT(strstr(out, "1=[\"x&echo.INJECTED\"]\r\n") != NULL);
+  ASSERT(strstr(out, "2=[\"a b|c>d^e(f)\"]\r\n") != NULL);
+  ASSERT(strstr(out, "3=[plain-1.txt]\r\n") != NULL);
+  /* No line of its own: only the three echo lines. */
+  int lines = 0;
+  for (const char *c = out; *c; c++)
+    lines += *c == '\n';
+  ASSERT_EQ(lines, 3);
+
+  /* Refused, whichever way the file is named. */
+  const char *refused[] = { "%PATH%", "100%", "say \"hi\"", "a\"&echo INJECTED",
+                            "bang!", "line\nbreak", "cr\rx" };
+  const char *files[] = { bat, upper, dotted, "echo.bat" };
+  char path[4096], saved[4096];
+  DWORD had = GetEnvironmentVariableA("PATH", saved, sizeof saved);
+  ASSERT(had < sizeof saved);
+  snprintf(path, sizeof path, "%s;%s", dir, had > 0 ? saved : "");
+  ASSERT(SetEnvironmentVariableA("PATH", path));
+  long probe = tp_handle_probe();
+  int threads = tp_thread_count();
+  for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+      char *bad[] = { (char *)"echo.bat", (char *)refused[i], NULL };
+      errno = 0;
+      int r = ws_run(files[f], bad, out, sizeof out);
+      if (r != -1 || errno != EINVAL)
+        fprintf(stderr, "%s [%s]: %d, errno %d, printed [%s]\n", files[f],
+                refused[i], r, errno, r >= 0 ? out : "");
+      ASSERT_EQ(r, -1);
+      ASSERT_EQ(errno, EINVAL);
+    }
+    /* Found the same way, and quoted the same way. */
+    ASSERT_EQ(ws_run(files[f], argv, out, sizeof out), 7);
+    ASSERT(strstr(out, "1=[\"x&echo.INJECTED\"]\r\n") != NULL);
+  }
+  ASSERT_EQ(tp_handle_probe(), probe);
+  ASSERT_EQ(tp_thread_count(), threads);
+  SetEnvironmentVariableA("PATH", had > 0 ? saved : NULL);
+  DeleteFileA(bat);
+  RemoveDirectoryA(dir);
+}
+
+/* The child gets its three streams and nothing else: inheritable handles
+ * the program holds are not inherited (PROC_THREAD_ATTRIBUTE_HANDLE_LIST). */
+TEST(win_spawn_handle_list_only) {
+  SECURITY_ATTRIBUTES sa = { sizeof sa, NULL, TRUE };
+  HANDLE ev[6];
+  char values[6][24];
+  char *argv[16];
+  int n = 0;
+  argv[n++] = (char *)"spawn_child";
+  for (int i = 0; i < 6; i++) {
+    ev[i] = CreateEventA(&sa, TRUE, FALSE, NULL);
+    ASSERT(ev[i] != NULL);
+    snprintf(values[i], sizeof values[i], "%lu",
+             (unsigned long)(UINT_PTR)ev[i]);
+    argv[n++] = (char *)"isopen";
+    argv[n++] = values[i];
+  }
+  argv[n] = NULL;
+  static char out[4096];
+  ASSERT_EQ(ws_run(ws_child(), argv, out, sizeof out), 0);
+  printf("child printed:\n%s", out);
+  for (int i = 0; i < 6; i++) {
+    char want[48];
+    snprintf(want, sizeof want, "closed %s\n", values[i]);
+    ASSERT(strstr(out, want) != NULL);
+    CloseHandle(ev[i]);
+  }
+}
+
+/* A file with no directory is searched in PATH only, with ".exe" added to
+ * a name without an extension; not found: ENOENT; only a directory of that
+ * name: EACCES. */
+TEST(win_spawn_path_search) {
+  char childdir[1024], dir[MAX_PATH], fake[MAX_PATH + 16], path[4096],
+      saved[4096];
+  snprintf(childdir, sizeof childdir, "%s", ws_child());
+  *strrchr(childdir, '\\') = '\0';
+  ws_temp_dir(dir, sizeof dir);
+  snprintf(fake, sizeof fake, "%s\\fake.exe", dir);
+  ASSERT(CreateDirectoryA(fake, NULL) || GetLastError() == ERROR_ALREADY_EXISTS);
+  DWORD had = GetEnvironmentVariableA("PATH", saved, sizeof saved);
+  ASSERT(had < sizeof saved);
+  /* An empty entry, a quoted one, one that does not exist. */
+  snprintf(path, sizeof path, "%s\\none;;%s;\"%s\"", dir, dir, childdir);
+  ASSERT(SetEnvironmentVariableA("PATH", path));
+  static char out[4096];
+  char *argv[] = { (char *)"spawn_child", (char *)"out", (char *)"found", NULL };
+  ASSERT_EQ(ws_run("spawn_child", argv, out, sizeof out), 0);
+  ASSERT_EQ(strcmp(out, "found\n"), 0);
+  ASSERT_EQ(ws_run("SPAWN_CHILD.EXE", argv, out, sizeof out), 0);
+  ASSERT_EQ(strcmp(out, "found\n"), 0);
+  long probe = tp_handle_probe();
+  errno = 0;
+  ASSERT_EQ(ws_run("no_such_program_here", argv, out, sizeof out), -1);
+  ASSERT_EQ(errno, ENOENT);
+  errno = 0;
+  ASSERT_EQ(ws_run("fake", argv, out, sizeof out), -1);
+  ASSERT_EQ(errno, EACCES);
+  /* Not the current directory, which CreateProcess would search. */
+  char cwd[MAX_PATH];
+  ASSERT(GetCurrentDirectoryA(sizeof cwd, cwd) > 0);
+  ASSERT(SetCurrentDirectoryA(childdir));
+  ASSERT(SetEnvironmentVariableA("PATH", dir));
+  errno = 0;
+  ASSERT_EQ(ws_run("spawn_child", argv, out, sizeof out), -1);
+  ASSERT_EQ(errno, ENOENT);
+  ASSERT(SetCurrentDirectoryA(cwd));
+  ASSERT_EQ(tp_handle_probe(), probe);
+  SetEnvironmentVariableA("PATH", had > 0 ? saved : NULL);
+  RemoveDirectoryA(fake);
+  RemoveDirectoryA(dir);
+}
