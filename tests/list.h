@@ -102,6 +102,12 @@ TEST_CASE_WIN(set_win_pipe_closed_before_del_model)
 TEST_CASE_WIN(set_win_failed_post_retried)
 TEST_CASE_WIN(set_win_failed_wake_retried)
 TEST_CASE_WIN(set_win_failed_posts_relisted)
+/* test_win_set_life.c: the Windows set over many lifecycles (no crash in
+ * add/wait/del cycles, no growth over 10^4 anypoll_pipe lifecycles) */
+TEST_CASE_WIN(set_win_overlapped_pipe_cycles)
+TEST_CASE_WIN(set_win_anypipe_cycles)
+TEST_CASE_WIN(set_win_anypipe_lifecycles_heap_flat)
+TEST_CASE_WIN(set_win_anypipe_stale_packet_after_del)
 /* test_win_file_lock.c: Windows only: the file-object lock (its model,
  * and waits that must not hold up a call of the program) */
 TEST_CASE_WIN(lock_model_fires_both_orders)

@@ -47,11 +47,18 @@ short anypoll__set_pipe_check(struct anypoll__reg *r) {
                                    s->has_dups ? 0 : s->id);
 }
 
-/* The thread-pool wait on the read's event, which posts r. */
+/* The thread-pool wait on the read's event, which posts r. The callback
+ * runs on a worker thread (WT_EXECUTEDEFAULT), not in the wait thread:
+ * with WT_EXECUTEINWAITTHREAD, Wine 8's pool crashes (a write to 0x8 in
+ * tp_object_cancel) when the blocking UnregisterWaitEx of stop races the
+ * signal of the cancelled read, in about 1 run in 3 to 6 of 3000
+ * add/wait/del cycles; with the callback on a worker, none in the runs of
+ * set_win_overlapped_pipe_cycles. UnregisterWaitEx(INVALID_HANDLE_VALUE)
+ * waits for a callback that runs (Microsoft documents it), so none runs
+ * after stop either way; the cost is a hand-over to a worker per wake-up. */
 static int iocp_wait_async(struct anypoll__reg *r) {
   if (!RegisterWaitForSingleObject(&r->wait, r->event, anypoll__set_post_cb,
-                                   r, INFINITE,
-                                   WT_EXECUTEONLYONCE | WT_EXECUTEINWAITTHREAD)) {
+                                   r, INFINITE, WT_EXECUTEONLYONCE)) {
     r->wait = NULL;
     return anypoll__set_errno_win(GetLastError());
   }
