@@ -231,7 +231,9 @@ static int epoll_ctl_set(void *state, int op, int fd, unsigned events,
   struct eset *s = state;
   struct epoll_event ev;
   memset(&ev, 0, sizeof ev);
-  ev.events = (events & ~ANYPOLL_ONESHOT) |
+  /* ANYPOLL_UNSHARED concerns Windows' pipes only (its bit is
+   * EPOLLEXCLUSIVE's, which must not reach the kernel). */
+  ev.events = (events & ~(ANYPOLL_ONESHOT | ANYPOLL_UNSHARED)) |
               (events & ANYPOLL_ONESHOT ? EPOLLONESHOT : 0);
   size_t slot;
   int err = 0;
@@ -296,7 +298,7 @@ static int epoll_ctl_set(void *state, int op, int fd, unsigned events,
   if (err == 0 && op != ANYPOLL__SET_DEL) {
     struct slot *sl = &s->slots[slot];
     int was_enabled = op == ANYPOLL__SET_MOD && sl->always && !sl->disabled;
-    sl->events = events & ~ANYPOLL_ONESHOT;
+    sl->events = events & ~(ANYPOLL_ONESHOT | ANYPOLL_UNSHARED);
     sl->oneshot = (events & ANYPOLL_ONESHOT) != 0;
     sl->disabled = 0;
     sl->data = data;

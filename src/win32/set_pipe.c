@@ -21,7 +21,28 @@
  * at all (set_anypipe.c).
  *
  * Write ends (POLLOUT) and read ends whose read cannot block are checked
- * again on a timer, as anypoll_poll re-checks them on its back-off. */
+ * again on a timer, as anypoll_poll re-checks them on its back-off.
+ *
+ * Other processes: a pending synchronous read holds the file object's
+ * lock, and a process that shares the file object (a child that inherited
+ * the handle, or was given it) queues behind it too: a child's C runtime
+ * start-up calls GetFileType on its inherited descriptors and waits there
+ * until data comes (Node issue 56537). anypoll_poll holds its read only
+ * during a call; the set would hold it for as long as the pipe is
+ * registered. So a synchronous read end that another process may share,
+ * one whose handle is inheritable or whose file object has another handle
+ * (in any process), gets no read at all: a thread-pool timer peeks at it
+ * every ANYPOLL_RECHECK_UNARMED_MS, as anypoll_poll checks an entry it
+ * cannot arm, and posts it only when it is not empty with a live writer,
+ * so that an idle one never wakes the set's waiter (a message pipe, whose
+ * empty messages a peek does not count, and a duplex handle asked for
+ * POLLOUT, whose write timer already posts it, are posted every round
+ * instead). Whether it is shared is asked at the first arm after add or
+ * mod, never per wait. A registration with ANYPOLL_UNSHARED, the program's
+ * promise that no other process shares the pipe, keeps the read parked.
+ * A pipe made inheritable or handed to another process after the set
+ * parked its read, or no longer shared after the set chose the timer,
+ * keeps that until the next mod. */
 #include <errno.h>
 
 #include "set_win.h"
@@ -108,6 +129,64 @@ static int iocp_arm_async(struct anypoll__reg *r) {
   return iocp_wait_async(r);
 }
 
+/* Whether a process other than ours may hold r's file object (see the
+ * head of this file): two object-manager queries, never behind the
+ * file-object lock. */
+static int iocp_pipe_shared(struct anypoll__reg *r) {
+  int sole;
+  anypoll__sys_handle_access(r->item.handle, &sole);
+  return !sole || anypoll__sys_handle_inheritable(r->item.handle);
+}
+
+/* The periodic peek at a shared pipe, on a pool thread: posts r when the
+ * pipe holds data, has lost its writer or fails, or when its descriptor no
+ * longer names the handle of the add (the check then says POLLNVAL). A
+ * read of ours pending on it (another thread's anypoll_poll) says it is
+ * empty with a live writer: the gate answers busy, and nothing is asked. */
+static void CALLBACK iocp_shared_peek(void *ctx, BOOLEAN timed_out) {
+  (void)timed_out;
+  struct anypoll__reg *r = ctx;
+  if (r->stopping)
+    return;
+  HANDLE h = r->item.handle;
+  if (anypoll__sys_os_handle(r->fd) != (intptr_t)h) {
+    anypoll__set_post(r);
+    return;
+  }
+  struct anypoll__gate g;
+  if (anypoll__gate_begin(&g, h))
+    return;
+  DWORD avail = 0, error;
+  BOOL ok = anypoll__sys_peek_named_pipe(h, &avail, &error);
+  anypoll__gate_end(&g);
+  if (!ok || avail > 0)
+    anypoll__set_post(r);
+}
+
+/* A shared synchronous read end: no read of ours on it (see the head of
+ * this file). */
+static int iocp_arm_shared(struct anypoll__reg *r) {
+  struct anypoll__item *it = &r->item;
+  if (it->u.pipe.writable && (r->events & POLLOUT))
+    return 0; /* the write timer, armed above, posts it every round */
+  if (it->u.pipe.message)
+    return anypoll__set_timer(r, ANYPOLL_RECHECK_UNARMED_MS);
+  if (r->peeking)
+    return 0; /* still peeking since the last arm */
+  if (r->timer != NULL) {
+    DeleteTimerQueueTimer(NULL, r->timer, INVALID_HANDLE_VALUE);
+    r->timer = NULL;
+  }
+  if (!CreateTimerQueueTimer(&r->timer, NULL, iocp_shared_peek, r,
+                             ANYPOLL_RECHECK_UNARMED_MS,
+                             ANYPOLL_RECHECK_UNARMED_MS, WT_EXECUTEDEFAULT)) {
+    r->timer = NULL;
+    return anypoll__set_errno_win(GetLastError());
+  }
+  r->peeking = 1;
+  return 0;
+}
+
 int anypoll__set_pipe_arm(struct anypoll__reg *r) {
   struct anypoll__item *it = &r->item;
   if (it->u.pipe.writable && (r->events & POLLOUT))
@@ -125,6 +204,14 @@ int anypoll__set_pipe_arm(struct anypoll__reg *r) {
       r->ov_pending = 0;
     return iocp_arm_async(r);
   }
+  if (!(r->events & ANYPOLL_UNSHARED) && r->sub.watch == NULL) {
+    if (!r->share_known) {
+      r->shared = iocp_pipe_shared(r);
+      r->share_known = 1;
+    }
+    if (r->shared)
+      return iocp_arm_shared(r);
+  }
   struct anypoll__set *s = r->set;
   r->sub.notify = iocp_notify;
   r->sub.ctx = r;
@@ -134,6 +221,13 @@ int anypoll__set_pipe_arm(struct anypoll__reg *r) {
 }
 
 void anypoll__set_pipe_stop(struct anypoll__reg *r) {
+  r->share_known = 0; /* mod: asked again at the next arm */
+  if (r->peeking) {
+    /* Waits for a peek in progress: it only posts. */
+    DeleteTimerQueueTimer(NULL, r->timer, INVALID_HANDLE_VALUE);
+    r->timer = NULL;
+    r->peeking = 0;
+  }
   if (r->anypipe != NULL)
     anypoll__set_anypipe_stop(r);
   /* Leaving cancels the read if the set was its last subscriber, and

@@ -63,6 +63,10 @@ struct anypoll__reg {
   /* Its read cannot block: timer instead. Set by watch.c's helper thread
    * (iocp_notify, under watch.c's lock), read under the set's. */
   volatile LONG no_wait;
+  /* A synchronous read end that another process may share (set_pipe.c):
+   * shared is valid while share_known, which stop clears (mod). peeking:
+   * timer is the periodic peek of a shared one. */
+  unsigned share_known : 1, shared : 1, peeking : 1;
   HANDLE timer;                  /* a re-check timer, or NULL */
   /* Asynchronous pipes and consoles: a thread-pool wait posting to the
    * port (wait), and for asynchronous pipes the overlapped read. */

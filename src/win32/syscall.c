@@ -141,6 +141,13 @@ ACCESS_MASK anypoll__sys_handle_access(HANDLE h, int *sole) {
   return info.GrantedAccess;
 }
 
+/* The handle's own flag, answered by the object manager (no file-object
+ * lock): whether a child created with handle inheritance gets it. */
+int anypoll__sys_handle_inheritable(HANDLE h) {
+  DWORD flags = 0;
+  return GetHandleInformation(h, &flags) && (flags & HANDLE_FLAG_INHERIT);
+}
+
 int anypoll__sys_compare_objects(HANDLE a, HANDLE b) {
   return anypoll__nt.compare_objects != NULL &&
          anypoll__nt.compare_objects(a, b) == 0;
