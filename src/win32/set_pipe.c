@@ -146,7 +146,9 @@ static int iocp_pipe_shared(struct anypoll__reg *r) {
 static void CALLBACK iocp_shared_peek(void *ctx, BOOLEAN timed_out) {
   (void)timed_out;
   struct anypoll__reg *r = ctx;
-  if (r->stopping)
+  /* A one-shot entry reported (disabled until mod, whose stop ends this
+   * timer) needs no post: one would only wake the waiter for nothing. */
+  if (r->stopping || r->disabled)
     return;
   HANDLE h = r->item.handle;
   if (anypoll__sys_os_handle(r->fd) != (intptr_t)h) {
