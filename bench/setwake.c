@@ -20,10 +20,13 @@
  * the two blocking wake-ups of a blocking round trip cost the same.
  *
  *   setwake [--n 1,64,1000] [--trips 2000] [--reps 15]
- *           [--pipe sync|anypoll] [--csv FILE]
+ *           [--pipe sync|sync-inherit|anypoll] [--csv FILE]
  *
  * --pipe sync: every pipe is a C runtime _pipe (on Windows a synchronous
  * pipe: the set parks a pooled helper thread in a zero-byte read on each).
+ * --pipe sync-inherit: the same, inheritable (as _pipe makes them without
+ * _O_NOINHERIT; on Windows the set then parks no read on them and peeks
+ * at each every 16 ms instead, as another process may share them).
  * --pipe anypoll: every pipe comes from anypoll_pipe, the pipe the set can
  * wait on with no helper thread where the platform allows. This program
  * uses the public API only, so that the same source measures whatever
@@ -34,16 +37,29 @@
 
 #include "common.h"
 
+#ifdef _WIN32
+#  include <fcntl.h>
+#  include <io.h>
+#endif
+
 #define MAX_REPS 101
 #define MAX_N 8
 #define QUIT 0xFF
 
 static int use_anypoll_pipe;
+static int inherit_pipes;
 
 static void make_pipe(int fds[2]) {
   if (use_anypoll_pipe) {
     if (anypoll_pipe(fds) != 0)
       bench_die("anypoll_pipe");
+  } else if (inherit_pipes) {
+#ifdef _WIN32
+    if (_pipe(fds, 4096, _O_BINARY) != 0)
+      bench_die("_pipe");
+#else
+    bench_pipe(fds, 4096); /* the rule is Windows' alone */
+#endif
   } else {
     bench_pipe(fds, 4096);
   }
@@ -114,8 +130,9 @@ int main(int argc, char **argv) {
   int reps = (int)bench_arg_num(argc, argv, "--reps", 15);
   const char *kind = bench_arg(argc, argv, "--pipe", "sync");
   use_anypoll_pipe = strcmp(kind, "anypoll") == 0;
-  if (!use_anypoll_pipe && strcmp(kind, "sync") != 0) {
-    fprintf(stderr, "setwake: --pipe sync or anypoll\n");
+  inherit_pipes = strcmp(kind, "sync-inherit") == 0;
+  if (!use_anypoll_pipe && !inherit_pipes && strcmp(kind, "sync") != 0) {
+    fprintf(stderr, "setwake: --pipe sync, sync-inherit or anypoll\n");
     return 2;
   }
   if (reps < 1 || reps > MAX_REPS || trips < 1 || nn < 1)
@@ -207,7 +224,11 @@ int main(int argc, char **argv) {
   }
 
   printf("%s setwake: %s pipes, %d round trips x %d reps (medians)\n",
-         BENCH_PLATFORM, use_anypoll_pipe ? "anypoll_pipe" : "_pipe", trips,
+         BENCH_PLATFORM,
+         use_anypoll_pipe ? "anypoll_pipe"
+         : inherit_pipes  ? "inheritable _pipe"
+                          : "_pipe",
+         trips,
          reps);
   printf("%-10s %12s %12s %9s %13s %9s %10s %10s\n", "strategy", "blocking",
          "set", "x block", "wait x block", "x set-1", "register", "1st trip");
@@ -227,7 +248,9 @@ int main(int argc, char **argv) {
     snprintf(name, sizeof name, "set-%ld", ns_list[j]);
     printf("%-10s %12.2f %12.2f %9.3f %13.3f %9.3f %10.3f %10.3f\n", name,
            mb * 1e6, ms * 1e6, ratio, wait_x, ms / set1, reg_s[j], first_s[j]);
-    const char *scen = use_anypoll_pipe ? "setwake-anypoll" : "setwake-sync";
+    const char *scen = use_anypoll_pipe ? "setwake-anypoll"
+                       : inherit_pipes  ? "setwake-sync-inherit"
+                                        : "setwake-sync";
     bench_csv_row(scen, "blocking", ns_list[j], "roundtrip_us", mb * 1e6, 1,
                   reps);
     bench_csv_row(scen, "set", ns_list[j], "roundtrip_us", ms * 1e6, ratio,

@@ -187,6 +187,19 @@ struct anypoll_event {
  * re-arms it. A bit outside every POLL* value of the platform. */
 #define ANYPOLL_ONESHOT (1u << 30)
 
+/* The program's promise that no other process holds a handle to the
+ * registered pipe end, or will while it is registered (no child inherits
+ * it, none is given it). Only the Windows set reads it, and only for a
+ * synchronous pipe's read end (_pipe, CreatePipe; not anypoll_pipe's read
+ * end, which no read of ours holds): the set then keeps its zero-byte read
+ * parked on the pipe between waits, even when the handle is inheritable or
+ * has other handles. Without it, such a pipe has no read of ours parked at
+ * all (another process's GetFileType, PeekNamedPipe or read would wait
+ * behind it) and is checked again every 16 ms while idle instead, which
+ * delays its wake-ups by up to 16 ms. Elsewhere it is accepted and has no
+ * effect. A bit outside every POLL* value of the platform. */
+#define ANYPOLL_UNSHARED (1u << 28)
+
 /* anypoll_set_new - a new, empty set; NULL with errno on failure, one of
  * (the list is complete):
  *   ENOMEM  out of memory.
@@ -207,7 +220,7 @@ ANYPOLL_EXTERN anypoll_set *anypoll_set_new(void);
 ANYPOLL_EXTERN int anypoll_set_free(anypoll_set *set);
 
 /* anypoll_set_add, _mod, _del - register fd for events (POLLIN, POLLPRI,
- * POLLOUT and their RD/WR variants, optionally ANYPOLL_ONESHOT; POLLERR
+ * POLLOUT and their RD/WR variants, optionally ANYPOLL_ONESHOT and ANYPOLL_UNSHARED; POLLERR
  * and POLLHUP are always reported), change what is watched, or stop
  * watching it. 0, or -1 with errno, one of (the list is complete):
  *   EINVAL  set is NULL, or events has unknown bits.

@@ -116,6 +116,18 @@ TEST_CASE_WIN(set_win_failed_wake_retried)
 TEST_CASE_WIN(set_win_failed_posts_relisted)
 /* test_win_set.c, issue 32: a zero-length message kept by the set */
 TEST_CASE_WIN(set_win_message_pipe_zero_length_message_kept)
+/* test_win_set_life.c: the Windows set over many lifecycles (no crash in
+ * add/wait/del cycles, no growth over 10^4 anypoll_pipe lifecycles) */
+TEST_CASE_WIN(set_win_overlapped_pipe_cycles)
+TEST_CASE_WIN(set_win_anypipe_cycles)
+TEST_CASE_WIN(set_win_anypipe_lifecycles_heap_flat)
+TEST_CASE_WIN(set_win_anypipe_stale_packet_after_del)
+/* test_win_set_inherit.c: no child process waits behind a read the set
+ * keeps parked (the lock model across processes) */
+TEST_CASE_WIN(set_win_inherited_pipe_child_not_held)
+TEST_CASE_WIN(set_win_unshared_keeps_read_parked)
+TEST_CASE_WIN(set_win_mod_drops_unshared)
+TEST_CASE_WIN(set_win_pipe_with_inherited_duplicate_not_held)
 /* test_win_file_lock.c: Windows only: the file-object lock (its model,
  * and waits that must not hold up a call of the program) */
 TEST_CASE_WIN(lock_model_fires_both_orders)

@@ -238,14 +238,22 @@ tp_child *tp_child_writer(int write_fd, int delay_ms, int linger_ms) {
   return c;
 }
 
-unsigned long tp_child_status(const char *args) {
-  tp_child *c = spawn_child(args, FALSE);
+static unsigned long child_status(const char *args, BOOL inherit) {
+  tp_child *c = spawn_child(args, inherit);
   CHECK(WaitForSingleObject(c->process, 20000) == WAIT_OBJECT_0);
   DWORD code = 0;
   CHECK(GetExitCodeProcess(c->process, &code));
   CloseHandle(c->process);
   free(c);
   return code;
+}
+
+unsigned long tp_child_status(const char *args) {
+  return child_status(args, FALSE);
+}
+
+unsigned long tp_child_status_inheriting(const char *args) {
+  return child_status(args, TRUE);
 }
 
 void tp_child_kill(tp_child *c) {
@@ -340,9 +348,29 @@ static int lock_model_child(const char *order) {
   return 2;
 }
 
+/* A child that inherited a pipe's read end (test_win_set_inherit.c) makes
+ * the calls a C runtime's start-up and a program's first look at its
+ * standard input make, announced to the lock model as the library's own
+ * are: GetFileType and PeekNamedPipe. The model ends it (status 86) when a
+ * read of its parent's is pending on that pipe; otherwise 0 when both
+ * answered as on an empty pipe, 3 when not. */
+static int inherit_peek_child(const char *handle) {
+  HANDLE h = (HANDLE)(UINT_PTR)strtoull(handle, NULL, 10);
+  anypoll__model_call_begin(h, "GetFileType (a child's start-up)");
+  DWORD type = GetFileType(h);
+  anypoll__model_call_end(h);
+  anypoll__model_call_begin(h, "PeekNamedPipe (a child)");
+  DWORD avail = 1;
+  BOOL ok = PeekNamedPipe(h, NULL, 0, NULL, &avail, NULL);
+  anypoll__model_call_end(h);
+  return type == FILE_TYPE_PIPE && ok && avail == 0 ? 0 : 3;
+}
+
 int tp_child_main(int argc, char **argv) {
   if (argc >= 4 && strcmp(argv[2], "lock-model") == 0)
     return lock_model_child(argv[3]);
+  if (argc >= 4 && strcmp(argv[2], "inherit-peek") == 0)
+    return inherit_peek_child(argv[3]);
   if (argc >= 5 && strcmp(argv[2], "connect") == 0)
     return child_connect(atoi(argv[3]), atoi(argv[4]));
   if (argc < 5)

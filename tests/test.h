@@ -127,6 +127,8 @@ int tp_set_close_child(const char *order);
 /* This test program again, as "--child ARGS" with nothing inherited: its
  * exit status, once it has ended (within 20 s). */
 unsigned long tp_child_status(const char *args);
+/* The same, the child inheriting every inheritable handle. */
+unsigned long tp_child_status_inheriting(const char *args);
 #endif
 
 /* A child process that connects to 127.0.0.1:port, sends the byte 'c', and

@@ -27,7 +27,10 @@ TEST(set_win_read_shared_with_poll) {
   tp_pipe(p);
   void *s = B.create();
   ASSERT(s != NULL);
-  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN, NULL), 0);
+  /* tp_pipe's handles are inheritable: without ANYPOLL_UNSHARED the set
+   * would park no read on it (set_pipe.c, other processes). */
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN | ANYPOLL_UNSHARED, NULL),
+            0);
   struct anypoll_event ev[4];
   ASSERT_EQ(B.wait(s, ev, 4, 50), 0);
   struct pollfd pf;
@@ -375,7 +378,9 @@ int tp_set_close_child(const char *order) {
   int p[2];
   tp_pipe(p);
   void *s = B.create();
-  if (s == NULL || B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN, NULL) != 0)
+  /* Promised unshared, so that the set parks its read (set_pipe.c). */
+  if (s == NULL ||
+      B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN | ANYPOLL_UNSHARED, NULL) != 0)
     return 2;
   struct anypoll_event ev[4];
   if (B.wait(s, ev, 4, 50) != 0)
@@ -417,7 +422,8 @@ TEST(set_win_failed_post_retried) {
   tp_pipe(p);
   void *s = B.create();
   ASSERT(s != NULL);
-  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN, NULL), 0);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN | ANYPOLL_UNSHARED, NULL),
+            0);
   struct anypoll_event ev[4];
   ASSERT_EQ(B.wait(s, ev, 4, 50), 0); /* the helper's read is parked */
   anypoll__test_post_fails = 1;
@@ -442,7 +448,9 @@ TEST(set_win_failed_posts_relisted) {
   ASSERT(s != NULL);
   for (int i = 0; i < N; i++) {
     tp_pipe(p[i]);
-    ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[i][0], POLLIN, NULL), 0);
+    ASSERT_EQ(
+        B.ctl(s, ANYPOLL__SET_ADD, p[i][0], POLLIN | ANYPOLL_UNSHARED, NULL),
+        0);
   }
   struct anypoll_event ev[N];
   ASSERT_EQ(B.wait(s, ev, N, 50), 0);
@@ -521,7 +529,9 @@ TEST(set_win_failed_wake_retried) {
 
   void *s2 = B.create();
   ASSERT(s2 != NULL);
-  ASSERT_EQ(B.ctl(s2, ANYPOLL__SET_ADD, idle[0], POLLIN, NULL), 0);
+  ASSERT_EQ(
+      B.ctl(s2, ANYPOLL__SET_ADD, idle[0], POLLIN | ANYPOLL_UNSHARED, NULL),
+      0);
   ASSERT_EQ(B.wait(s2, w.ev, 4, 50), 0);
   anypoll__test_post_fails = 1;
   ASSERT_EQ(_write(idle[1], "z", 1), 1);

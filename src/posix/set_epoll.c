@@ -235,7 +235,9 @@ static int epoll_ctl_set(void *state, int op, int fd, unsigned events,
    * points). A pending cancellation acts after the call. */
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
   memset(&ev, 0, sizeof ev);
-  ev.events = (events & ~ANYPOLL_ONESHOT) |
+  /* ANYPOLL_UNSHARED concerns Windows' pipes only (its bit is
+   * EPOLLEXCLUSIVE's, which must not reach the kernel). */
+  ev.events = (events & ~(ANYPOLL_ONESHOT | ANYPOLL_UNSHARED)) |
               (events & ANYPOLL_ONESHOT ? EPOLLONESHOT : 0);
   pthread_mutex_lock(&s->lock);
   int found = eset_find(s, fd, &slot);
@@ -276,7 +278,7 @@ static int epoll_ctl_set(void *state, int op, int fd, unsigned events,
   if (err == 0 && op != ANYPOLL__SET_DEL) {
     struct slot *sl = &s->slots[slot];
     int was = anypoll__eset_always_ready(sl);
-    sl->events = events & ~ANYPOLL_ONESHOT;
+    sl->events = events & ~(ANYPOLL_ONESHOT | ANYPOLL_UNSHARED);
     sl->oneshot = (events & ANYPOLL_ONESHOT) != 0;
     sl->disabled = 0;
     sl->gone = 0;

@@ -24,6 +24,141 @@ static SRWLOCK model_lock = SRWLOCK_INIT;
 static struct slot slots[MODEL_SLOTS];
 static int used;
 
+/* ---- Across processes ----------------------------------------------------
+ * A child process that inherited (or was given) a handle to a pipe on
+ * which a zero-byte read of ours is pending queues behind that read too:
+ * GetFileType in its C runtime's start-up, PeekNamedPipe, its own reads
+ * (Node issue 56537). So each process of the model publishes the handle
+ * values of its pending reads in a named section keyed by its process id,
+ * and each call and read of a child of such a process is checked against
+ * its parent's: the handle value is duplicated out of the parent and
+ * compared with the child's handle by object (NtCompareObjects), so an
+ * inherited handle, a handle duplicated into the child and one the child
+ * opened otherwise are all told apart correctly. The section is made at a
+ * process's first announced call or read (a parent that parks a read has
+ * made a call first: its classification), and a child looks for its
+ * parent's at its first check; a parent whose section is not there then
+ * is not a process of the model, and is not looked for again. Only the
+ * direct parent is checked. */
+#define SHARED_SLOTS 256
+
+struct shared {
+  volatile LONG count;
+  volatile LONG64 handles[SHARED_SLOTS];
+};
+
+static struct shared *mine;     /* this process's, once made */
+static int mine_tried;
+static const struct shared *parents; /* the parent's, once found */
+static HANDLE parent;                /* the parent, for DuplicateHandle */
+static DWORD parent_pid;
+static int parent_tried;
+
+static void section_name(WCHAR *name, size_t n, DWORD pid) {
+  _snwprintf(name, n, L"anypoll-lockmodel-%lu", (unsigned long)pid);
+  name[n - 1] = 0;
+}
+
+/* Under model_lock. */
+static void publish_init(void) {
+  if (mine_tried)
+    return;
+  mine_tried = 1;
+  WCHAR name[64];
+  section_name(name, 64, GetCurrentProcessId());
+  HANDLE m = CreateFileMappingW(INVALID_HANDLE_VALUE, NULL, PAGE_READWRITE, 0,
+                                sizeof(struct shared), name);
+  if (m != NULL)
+    mine = MapViewOfFile(m, FILE_MAP_WRITE, 0, 0, sizeof(struct shared));
+  if (mine == NULL) {
+    fprintf(stderr, "anypoll lock model: cannot publish its reads (error "
+                    "%lu)\n", (unsigned long)GetLastError());
+    fflush(stderr);
+    TerminateProcess(GetCurrentProcess(), 86);
+  }
+  /* The mapping stays open for the life of the process. */
+}
+
+/* Under model_lock: h's pending read is (on) or is no longer (off) in the
+ * section. Removal moves the last one into the hole: a child that reads
+ * the section meanwhile may miss one entry, a window of a few
+ * instructions. */
+static void publish(HANDLE h, int on) {
+  publish_init();
+  LONG n = mine->count;
+  if (on) {
+    if (n == SHARED_SLOTS)
+      return; /* seen by this process's model all the same */
+    mine->handles[n] = (LONG64)(UINT_PTR)h;
+    InterlockedExchange(&mine->count, n + 1);
+    return;
+  }
+  for (LONG i = n - 1; i >= 0; i--) {
+    if (mine->handles[i] == (LONG64)(UINT_PTR)h) {
+      mine->handles[i] = mine->handles[n - 1];
+      InterlockedExchange(&mine->count, n - 1);
+      return;
+    }
+  }
+}
+
+typedef NTSTATUS(NTAPI *query_process_fn)(HANDLE, ULONG, void *, ULONG,
+                                          ULONG *);
+
+/* Under model_lock: the parent's section, or NULL. */
+static const struct shared *parent_section(void) {
+  if (parent_tried)
+    return parents;
+  parent_tried = 1;
+  query_process_fn query = (query_process_fn)(void (*)(void))GetProcAddress(
+      GetModuleHandleW(L"ntdll.dll"), "NtQueryInformationProcess");
+  PROCESS_BASIC_INFORMATION info;
+  if (query == NULL ||
+      query(GetCurrentProcess(), 0 /* ProcessBasicInformation */, &info,
+            sizeof info, NULL) < 0)
+    return NULL;
+  parent_pid = (DWORD)info.InheritedFromUniqueProcessId;
+  if (parent_pid == 0)
+    return NULL;
+  WCHAR name[64];
+  section_name(name, 64, parent_pid);
+  HANDLE m = OpenFileMappingW(FILE_MAP_READ, FALSE, name);
+  if (m == NULL)
+    return NULL;
+  parent = OpenProcess(PROCESS_DUP_HANDLE, FALSE, parent_pid);
+  if (parent != NULL)
+    parents = MapViewOfFile(m, FILE_MAP_READ, 0, 0, sizeof(struct shared));
+  return parents;
+}
+
+/* Under model_lock: ends the process when h is the file object of a read
+ * of the parent's that is pending. */
+static void check_parent(HANDLE h, const char *what) {
+  const struct shared *p = parent_section();
+  if (p == NULL || anypoll__win_init() != 0 ||
+      anypoll__nt.compare_objects == NULL)
+    return;
+  LONG n = p->count;
+  for (LONG i = 0; i < n && i < SHARED_SLOTS; i++) {
+    HANDLE theirs = (HANDLE)(UINT_PTR)p->handles[i], ours;
+    if (!DuplicateHandle(parent, theirs, GetCurrentProcess(), &ours, 0, FALSE,
+                         DUPLICATE_SAME_ACCESS))
+      continue; /* ended and closed meanwhile */
+    int same = anypoll__nt.compare_objects(ours, h) == 0;
+    CloseHandle(ours);
+    if (!same)
+      continue;
+    fprintf(stderr,
+            "anypoll lock model: %s on handle %p while a zero-byte read of "
+            "the parent process %lu is in progress on its handle %p, the "
+            "same file object: on Windows this waits for the file-object "
+            "lock\n",
+            what, (void *)h, (unsigned long)parent_pid, (void *)theirs);
+    fflush(stderr);
+    TerminateProcess(GetCurrentProcess(), 86);
+  }
+}
+
 static void model_fail(const char *what, HANDLE h, const struct slot *other) {
   fprintf(stderr,
           "anypoll lock model: %s on handle %p while %s is in progress on "
@@ -40,6 +175,8 @@ static void model_fail(const char *what, HANDLE h, const struct slot *other) {
 
 static void record(HANDLE h, const char *call, int is_read) {
   AcquireSRWLockExclusive(&model_lock);
+  publish_init();
+  check_parent(h, is_read ? "a zero-byte read of ours" : call);
   for (int i = 0; i < used; i++) {
     /* A call conflicts with a read; a read with a call or another read
      * (it would queue for the lock where no cancel reaches it). */
@@ -61,6 +198,8 @@ static void record(HANDLE h, const char *call, int is_read) {
   slots[used].thread = GetCurrentThreadId();
   slots[used].call = call;
   used++;
+  if (is_read)
+    publish(h, 1);
   ReleaseSRWLockExclusive(&model_lock);
 }
 
@@ -71,6 +210,8 @@ static void forget(HANDLE h, int is_read) {
     if (slots[i].handle == h && slots[i].thread == me &&
         (slots[i].call == NULL) == is_read) {
       slots[i] = slots[--used];
+      if (is_read)
+        publish(h, 0);
       break;
     }
   }

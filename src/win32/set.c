@@ -256,7 +256,7 @@ static void iocp_take_packet(struct anypoll__set *s, const OVERLAPPED_ENTRY *e) 
     return; /* a wake-up: the caller looks again */
   default:
     /* The key of an anypoll_pipe read end's association. */
-    r = anypoll__set_anypipe_done(e);
+    r = anypoll__set_anypipe_done(s, e);
     if (r == NULL)
       return;
     break;

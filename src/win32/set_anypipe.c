@@ -34,13 +34,19 @@
  * for its life), then takes the overlapped path, and the port, freed with
  * the set, receives nothing more from it.
  *
- * Packets: the key of an association is its struct anypoll__anypipe,
- * which lives until the port is drained and closed (or the association
- * ended with no packet left in flight), so the key can always be looked at;
- * the packet's OVERLAPPED is compared with the one of ours in it and never
- * dereferenced: a packet of someone else's request on the handle (a
- * program that read it with an OVERLAPPED and an event without the low
- * bit) is dropped. */
+ * Packets: the key of an association is ANYPOLL_SET_KEY_ANYPIPE plus the
+ * descriptor, a number and never a pointer, so that the record of an
+ * association (struct anypoll__anypipe) can be freed at del even where the
+ * association outlives it: a set that held ten thousand pipes one after
+ * the other holds no record of them (it kept 80 bytes per pipe until it
+ * was freed, test set_win_anypipe_lifecycles_heap_flat). A packet is ours
+ * when its OVERLAPPED is the one of the registration the key's descriptor
+ * names now, or of a record deleted while its read was in flight (the
+ * set's list of those, freed as their packets come); its OVERLAPPED is
+ * compared, never dereferenced. Anything else is a packet of someone
+ * else's request on a handle that is or was associated (a program that
+ * read it with an OVERLAPPED and an event without the low bit) and is
+ * dropped. */
 #include <errno.h>
 #include <stdlib.h>
 #include <wchar.h>
@@ -48,7 +54,8 @@
 #include "set_win.h"
 
 struct anypoll__anypipe {
-  struct anypoll__anypipe *next, *prev; /* the set's associations */
+  /* The set's list of deleted records whose read is still in flight. */
+  struct anypoll__anypipe *next, *prev;
   OVERLAPPED ov;          /* the zero-byte read's */
   struct anypoll__reg *r; /* while attached, or while its read is in flight */
   /* Our duplicate of the program's handle: the read, its cancel and the association's
@@ -57,8 +64,7 @@ struct anypoll__anypipe {
    * with the set's lock held. Closed at detach, after the read completed. */
   HANDLE own;
   int pending;    /* a read is in flight: its packet has not been taken */
-  int detached;   /* del or free: freed once no packet can come */
-  int associated; /* the association with the port still stands */
+  int detached;   /* del or free: freed once its packet has come */
   int packet;     /* the read's packet was taken, not yet checked */
   LONG reads_seen; /* anypoll__anypipe_drained's count, this set's */
 };
@@ -74,6 +80,7 @@ static int anypipe_name_is_ours(const WCHAR *name) {
   return wcsncmp(leaf, want, wcslen(want)) == 0;
 }
 
+/* Takes a deleted record off the set's list and frees it. */
 static void anypipe_unlink_free(struct anypoll__set *s,
                                 struct anypoll__anypipe *a) {
   if (a->prev != NULL)
@@ -102,17 +109,13 @@ void anypoll__set_anypipe_attach(struct anypoll__reg *r) {
   }
   /* The association is the file object's: a read through our duplicate
    * completes to the port as one through the caller's handle would. */
-  if (!anypoll__sys_associate(a->own, s->port, (ULONG_PTR)a)) {
+  if (!anypoll__sys_associate(a->own, s->port,
+                              ANYPOLL_SET_KEY_ANYPIPE + (ULONG_PTR)r->fd)) {
     CloseHandle(a->own);
     free(a);
     return;
   }
   a->r = r;
-  a->associated = 1;
-  a->next = s->anypipes;
-  if (s->anypipes != NULL)
-    s->anypipes->prev = a;
-  s->anypipes = a;
   r->anypipe = a;
 }
 
@@ -183,31 +186,46 @@ void anypoll__set_anypipe_detach(struct anypoll__reg *r) {
   /* Ended through our own handle, which names this pipe whatever the
    * program did with its handle value meanwhile. Then no read of ours is
    * pending on it, and closing it lets the pipe go when the program's
-   * last handle goes. */
-  if (anypoll__sys_dissociate(a->own))
-    a->associated = 0;
+   * last handle goes. Where the association cannot be ended, it stays
+   * with the file object, and nothing of ours needs to: its key is a
+   * number that later packets are looked up by. */
+  anypoll__sys_dissociate(a->own);
   CloseHandle(a->own);
   a->own = NULL;
   if (!a->pending) {
-    a->r = NULL;
-    if (!a->associated)
-      anypipe_unlink_free(r->set, a);
+    free(a);
+    return;
   }
+  /* Its packet (the cancelled read's) is still to come: listed until
+   * then, holding the read's reference to r. */
+  struct anypoll__set *s = r->set;
+  a->prev = NULL;
+  a->next = s->anypipes;
+  if (s->anypipes != NULL)
+    s->anypipes->prev = a;
+  s->anypipes = a;
 }
 
-struct anypoll__reg *anypoll__set_anypipe_done(const OVERLAPPED_ENTRY *e) {
-  struct anypoll__anypipe *a = (struct anypoll__anypipe *)e->lpCompletionKey;
-  if (e->lpOverlapped != &a->ov || !a->pending)
+struct anypoll__reg *anypoll__set_anypipe_done(struct anypoll__set *s,
+                                               const OVERLAPPED_ENTRY *e) {
+  ULONG_PTR fd = e->lpCompletionKey - ANYPOLL_SET_KEY_ANYPIPE;
+  struct anypoll__anypipe *a = NULL;
+  if (fd < (ULONG_PTR)s->cap && s->by_fd[fd] != NULL &&
+      s->by_fd[fd]->anypipe != NULL &&
+      e->lpOverlapped == &s->by_fd[fd]->anypipe->ov)
+    a = s->by_fd[fd]->anypipe;
+  for (struct anypoll__anypipe *d = s->anypipes; a == NULL && d != NULL;
+       d = d->next)
+    if (e->lpOverlapped == &d->ov)
+      a = d;
+  if (a == NULL || !a->pending)
     return NULL; /* not our read's: dropped, never dereferenced */
   a->pending = 0;
   a->packet = 1;
   struct anypoll__reg *r = a->r;
-  r->set->afd_out--;
-  if (a->detached) {
-    a->r = NULL;
-    if (!a->associated)
-      anypipe_unlink_free(r->set, a);
-  }
+  s->afd_out--;
+  if (a->detached)
+    anypipe_unlink_free(s, a);
   return r;
 }
 

@@ -28,7 +28,28 @@
  * arms none there either: pipe.c, skip_unarmable). A read end whose read
  * keeps ending at once with nothing to report (data it was not asked
  * about) is re-checked on a timer every other round instead of re-armed
- * at once, which would spin. */
+ * at once, which would spin.
+ *
+ * Other processes: a pending synchronous read holds the file object's
+ * lock, and a process that shares the file object (a child that inherited
+ * the handle, or was given it) queues behind it too: a child's C runtime
+ * start-up calls GetFileType on its inherited descriptors and waits there
+ * until data comes (Node issue 56537). anypoll_poll holds its read only
+ * during a call; the set would hold it for as long as the pipe is
+ * registered. So a synchronous read end that another process may share,
+ * one whose handle is inheritable or whose file object has another handle
+ * (in any process), gets no read at all: a thread-pool timer peeks at it
+ * every ANYPOLL_RECHECK_UNARMED_MS, as anypoll_poll checks an entry it
+ * cannot arm, and posts it only when it is not empty with a live writer,
+ * so that an idle one never wakes the set's waiter (a message pipe, whose
+ * empty messages a peek does not count, and a duplex handle asked for
+ * POLLOUT, whose write timer already posts it, are posted every round
+ * instead). Whether it is shared is asked at the first arm after add or
+ * mod, never per wait. A registration with ANYPOLL_UNSHARED, the program's
+ * promise that no other process shares the pipe, keeps the read parked.
+ * A pipe made inheritable or handed to another process after the set
+ * parked its read, or no longer shared after the set chose the timer,
+ * keeps that until the next mod. */
 #include <errno.h>
 
 #include "set_win.h"
@@ -77,11 +98,18 @@ static int iocp_read_ended(struct anypoll__reg *r) {
   return r->sub.watch != NULL && anypoll__watch_fired(&r->sub);
 }
 
-/* The thread-pool wait on the read's event, which posts r. */
+/* The thread-pool wait on the read's event, which posts r. The callback
+ * runs on a worker thread (WT_EXECUTEDEFAULT), not in the wait thread:
+ * with WT_EXECUTEINWAITTHREAD, Wine 8's pool crashes (a write to 0x8 in
+ * tp_object_cancel) when the blocking UnregisterWaitEx of stop races the
+ * signal of the cancelled read, in about 1 run in 3 to 6 of 3000
+ * add/wait/del cycles; with the callback on a worker, none in the runs of
+ * set_win_overlapped_pipe_cycles. UnregisterWaitEx(INVALID_HANDLE_VALUE)
+ * waits for a callback that runs (Microsoft documents it), so none runs
+ * after stop either way; the cost is a hand-over to a worker per wake-up. */
 static int iocp_wait_async(struct anypoll__reg *r) {
   if (!RegisterWaitForSingleObject(&r->wait, r->event, anypoll__set_post_cb,
-                                   r, INFINITE,
-                                   WT_EXECUTEONLYONCE | WT_EXECUTEINWAITTHREAD)) {
+                                   r, INFINITE, WT_EXECUTEONLYONCE)) {
     r->wait = NULL;
     return anypoll__set_errno_win(GetLastError());
   }
@@ -131,6 +159,66 @@ static int iocp_arm_async(struct anypoll__reg *r) {
   return iocp_wait_async(r);
 }
 
+/* Whether a process other than ours may hold r's file object (see the
+ * head of this file): two object-manager queries, never behind the
+ * file-object lock. */
+static int iocp_pipe_shared(struct anypoll__reg *r) {
+  int sole;
+  anypoll__sys_handle_access(r->item.handle, &sole);
+  return !sole || anypoll__sys_handle_inheritable(r->item.handle);
+}
+
+/* The periodic peek at a shared pipe, on a pool thread: posts r when the
+ * pipe holds data, has lost its writer or fails, or when its descriptor no
+ * longer names the handle of the add (the check then says POLLNVAL). A
+ * read of ours pending on it (another thread's anypoll_poll) says it is
+ * empty with a live writer: the gate answers busy, and nothing is asked. */
+static void CALLBACK iocp_shared_peek(void *ctx, BOOLEAN timed_out) {
+  (void)timed_out;
+  struct anypoll__reg *r = ctx;
+  /* A one-shot entry reported (disabled until mod, whose stop ends this
+   * timer) needs no post: one would only wake the waiter for nothing. */
+  if (r->stopping || r->disabled)
+    return;
+  HANDLE h = r->item.handle;
+  if (anypoll__sys_os_handle(r->fd) != (intptr_t)h) {
+    anypoll__set_post(r);
+    return;
+  }
+  struct anypoll__gate g;
+  if (anypoll__gate_begin(&g, h))
+    return;
+  DWORD avail = 0, error;
+  BOOL ok = anypoll__sys_peek_named_pipe(h, &avail, &error);
+  anypoll__gate_end(&g);
+  if (!ok || avail > 0)
+    anypoll__set_post(r);
+}
+
+/* A shared synchronous read end: no read of ours on it (see the head of
+ * this file). */
+static int iocp_arm_shared(struct anypoll__reg *r) {
+  struct anypoll__item *it = &r->item;
+  if (it->u.pipe.writable && (r->events & POLLOUT))
+    return 0; /* the write timer, armed above, posts it every round */
+  if (it->u.pipe.message)
+    return anypoll__set_timer(r, ANYPOLL_RECHECK_UNARMED_MS);
+  if (r->peeking)
+    return 0; /* still peeking since the last arm */
+  if (r->timer != NULL) {
+    DeleteTimerQueueTimer(NULL, r->timer, INVALID_HANDLE_VALUE);
+    r->timer = NULL;
+  }
+  if (!CreateTimerQueueTimer(&r->timer, NULL, iocp_shared_peek, r,
+                             ANYPOLL_RECHECK_UNARMED_MS,
+                             ANYPOLL_RECHECK_UNARMED_MS, WT_EXECUTEDEFAULT)) {
+    r->timer = NULL;
+    return anypoll__set_errno_win(GetLastError());
+  }
+  r->peeking = 1;
+  return 0;
+}
+
 int anypoll__set_pipe_arm(struct anypoll__reg *r) {
   struct anypoll__item *it = &r->item;
   short ev = (short)(r->events & 0xffff);
@@ -167,6 +255,14 @@ int anypoll__set_pipe_arm(struct anypoll__reg *r) {
       r->ov_pending = 0;
     return iocp_arm_async(r);
   }
+  if (!(r->events & ANYPOLL_UNSHARED) && r->sub.watch == NULL) {
+    if (!r->share_known) {
+      r->shared = iocp_pipe_shared(r);
+      r->share_known = 1;
+    }
+    if (r->shared)
+      return iocp_arm_shared(r);
+  }
   struct anypoll__set *s = r->set;
   r->sub.notify = iocp_notify;
   r->sub.ctx = r;
@@ -176,6 +272,13 @@ int anypoll__set_pipe_arm(struct anypoll__reg *r) {
 }
 
 void anypoll__set_pipe_stop(struct anypoll__reg *r) {
+  r->share_known = 0; /* mod: asked again at the next arm */
+  if (r->peeking) {
+    /* Waits for a peek in progress: it only posts. */
+    DeleteTimerQueueTimer(NULL, r->timer, INVALID_HANDLE_VALUE);
+    r->timer = NULL;
+    r->peeking = 0;
+  }
   if (r->anypipe != NULL)
     anypoll__set_anypipe_stop(r);
   /* Leaving cancels the read if the set was its last subscriber, and

@@ -12,8 +12,11 @@
 enum {
   ANYPOLL_SET_KEY_WAKE = 1, /* a ctl or another waiter wants a look */
   ANYPOLL_SET_KEY_REG = 2,  /* lpOverlapped is a registration to check */
-  ANYPOLL_SET_KEY_AFD = 3   /* an AFD poll ended: lpOverlapped is its
+  ANYPOLL_SET_KEY_AFD = 3,  /* an AFD poll ended: lpOverlapped is its
                                registration's iosb */
+  /* An anypoll_pipe read end's association (set_anypipe.c): this plus
+   * the descriptor it was added as. */
+  ANYPOLL_SET_KEY_ANYPIPE = 4
 };
 
 /* One AFD poll over one socket (the layout IOCTL_AFD_POLL takes). */
@@ -60,6 +63,10 @@ struct anypoll__reg {
   /* Its read cannot block: timer instead. Set by watch.c's helper thread
    * (iocp_notify, under watch.c's lock), read under the set's. */
   volatile LONG no_wait;
+  /* A synchronous read end that another process may share (set_pipe.c):
+   * shared is valid while share_known, which stop clears (mod). peeking:
+   * timer is the periodic peek of a shared one. */
+  unsigned share_known : 1, shared : 1, peeking : 1;
   HANDLE timer;                  /* a re-check timer, or NULL */
   /* Asynchronous pipes and consoles: a thread-pool wait posting to the
    * port (wait), and for asynchronous pipes the overlapped read. */
@@ -93,7 +100,9 @@ struct anypoll__set {
   HANDLE afd; /* this set's AFD handle (associated with port), or NULL */
   LONG64 id;  /* owner of the helper reads it starts (watch.c) */
   int has_dups; /* a registered pipe had other handles: compare them all */
-  struct anypoll__anypipe *anypipes; /* associations made (set_anypipe.c) */
+  /* anypoll_pipe records deleted while their read was in flight
+   * (set_anypipe.c), until its packet comes. */
+  struct anypoll__anypipe *anypipes;
   struct anypoll__reg **by_fd;
   int cap;
   struct anypoll__reg *check_head, *check_tail;
@@ -175,10 +184,11 @@ void anypoll__set_console_stop(struct anypoll__reg *r);
  * add, associates r's handle with the set's port when it is an
  * anypoll_pipe read end and can be (else r stays on set_pipe.c's
  * overlapped path). arm: keeps one zero-byte read pending on the port.
- * stop: cancels it (mod). detach: at del and free, ends the association.
- * done: a packet whose key is not one of ANYPOLL_SET_KEY_*: the
- * registration whose read it ends (with the read's reference), or NULL for
- * a packet that is not ours. free_all: after the port has been drained. */
+ * stop: cancels it (mod). detach: at del and free, ends the association
+ * (where the system can) and frees what it can. done: a packet whose key
+ * is ANYPOLL_SET_KEY_ANYPIPE or above: the registration whose read it ends
+ * (with the read's reference), or NULL for a packet that is not ours.
+ * free_all: after the port has been drained. */
 ANYPOLL__INTERNAL
 void anypoll__set_anypipe_attach(struct anypoll__reg *r);
 ANYPOLL__INTERNAL
@@ -193,7 +203,8 @@ int anypoll__set_anypipe_check_left(struct anypoll__reg *r);
 ANYPOLL__INTERNAL
 void anypoll__set_anypipe_detach(struct anypoll__reg *r);
 ANYPOLL__INTERNAL
-struct anypoll__reg *anypoll__set_anypipe_done(const OVERLAPPED_ENTRY *e);
+struct anypoll__reg *anypoll__set_anypipe_done(struct anypoll__set *s,
+                                               const OVERLAPPED_ENTRY *e);
 ANYPOLL__INTERNAL
 void anypoll__set_anypipe_free_all(struct anypoll__set *s);
 

@@ -141,6 +141,13 @@ ACCESS_MASK anypoll__sys_handle_access(HANDLE h, int *sole) {
   return info.GrantedAccess;
 }
 
+/* The handle's own flag, answered by the object manager (no file-object
+ * lock): whether a child created with handle inheritance gets it. */
+int anypoll__sys_handle_inheritable(HANDLE h) {
+  DWORD flags = 0;
+  return GetHandleInformation(h, &flags) && (flags & HANDLE_FLAG_INHERIT);
+}
+
 int anypoll__sys_compare_objects(HANDLE a, HANDLE b) {
   return anypoll__nt.compare_objects != NULL &&
          anypoll__nt.compare_objects(a, b) == 0;
@@ -180,12 +187,15 @@ BOOL anypoll__sys_console_read(HANDLE h, INPUT_RECORD *r, DWORD n,
 }
 
 /* A thread-pool wait on a console input handle (the watch set's): the
- * pool waits on the handle's object, signalled while input is queued. */
+ * pool waits on the handle's object, signalled while input is queued. The
+ * callback runs on a worker thread, not in the wait thread: Wine 8 crashes
+ * when a WT_EXECUTEINWAITTHREAD callback races the blocking unregister
+ * (set_pipe.c, iocp_wait_async, says how). */
 BOOL anypoll__sys_console_wait(HANDLE *wait, HANDLE h,
                                WAITORTIMERCALLBACK fn, void *ctx) {
   anypoll__model_call_begin(h, "RegisterWaitForSingleObject");
-  BOOL ok = RegisterWaitForSingleObject(
-      wait, h, fn, ctx, INFINITE, WT_EXECUTEONLYONCE | WT_EXECUTEINWAITTHREAD);
+  BOOL ok = RegisterWaitForSingleObject(wait, h, fn, ctx, INFINITE,
+                                        WT_EXECUTEONLYONCE);
   anypoll__model_call_end(h);
   return ok;
 }

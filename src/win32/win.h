@@ -474,6 +474,9 @@ ANYPOLL__INTERNAL
 ACCESS_MASK anypoll__sys_handle_access(HANDLE h, int *sole);
 ANYPOLL__INTERNAL
 int anypoll__sys_compare_objects(HANDLE a, HANDLE b);
+/* HANDLE_FLAG_INHERIT of the handle (0 when it cannot be asked). */
+ANYPOLL__INTERNAL
+int anypoll__sys_handle_inheritable(HANDLE h);
 /* FilePipeLocalInformation; 1 if it answered, which only a pipe does. */
 ANYPOLL__INTERNAL
 int anypoll__sys_pipe_local_info(HANDLE h, anypoll__pipe_local_info *info);

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/* The watch set's Windows backend and other processes: no child process
+ * waits behind a read the set keeps parked. While a synchronous zero-byte
+ * read is pending on a pipe, Windows makes every other synchronous call on
+ * that file object wait for it, from any process that shares it: a child
+ * that inherited the pipe waits in its C runtime's start-up (GetFileType)
+ * or in PeekNamedPipe until data comes (Node issue 56537). Wine does not
+ * model that lock; the lock model does, across processes (model.c): the
+ * child ends with status 86 when a read of its parent's is pending on a
+ * pipe it calls. */
+#include <winsock2.h>
+#include <windows.h>
+#include <fcntl.h>
+#include <io.h>
+#include <stdio.h>
+
+#include "test.h"
+
+/* The child: this program, "--child inherit-peek HANDLE" (platform_win32.c),
+ * inheriting every inheritable handle, which calls GetFileType and
+ * PeekNamedPipe on the read end. Its exit status. */
+static unsigned long child_peeks(int fd) {
+  char args[64];
+  snprintf(args, sizeof args, "inherit-peek %llu",
+           (unsigned long long)(UINT_PTR)_get_osfhandle(fd));
+  return tp_child_status_inheriting(args);
+}
+
+/* A set watches an inheritable pipe (as _pipe makes them unless asked for
+ * _O_NOINHERIT: the pipe a program hands its children, as its own standard
+ * input often is) and starts a child between two waits: the child's calls
+ * on the pipe must not wait behind the set (status 0, not 86), and the set
+ * still reports the pipe's data. */
+TEST(set_win_inherited_pipe_child_not_held) {
+  int p[2];
+  ASSERT_EQ(_pipe(p, 4096, _O_BINARY), 0);
+  DWORD flags = 0;
+  ASSERT(GetHandleInformation((HANDLE)_get_osfhandle(p[0]), &flags));
+  ASSERT(flags & HANDLE_FLAG_INHERIT);
+  anypoll_set *s = anypoll_set_new();
+  ASSERT(s != NULL);
+  ASSERT_EQ(anypoll_set_add(s, p[0], POLLIN, (void *)3), 0);
+  struct anypoll_event ev[2];
+  ASSERT_EQ(anypoll_set_wait(s, ev, 2, 50), 0);
+  Sleep(200); /* a read the set started would be parked by now */
+  ASSERT_EQ(child_peeks(p[0]), 0);
+  ASSERT_EQ(_write(p[1], "x", 1), 1);
+  ASSERT_EQ(anypoll_set_wait(s, ev, 2, 10000), 1);
+  ASSERT_EQ(ev[0].fd, p[0]);
+  ASSERT_EQ(ev[0].events, (unsigned)POLLIN);
+  ASSERT(ev[0].data == (void *)3);
+  char c;
+  ASSERT_EQ(_read(p[0], &c, 1), 1);
+  ASSERT_EQ(anypoll_set_wait(s, ev, 2, 0), 0);
+  /* And again, now that it has been woken once. */
+  ASSERT_EQ(anypoll_set_wait(s, ev, 2, 50), 0);
+  ASSERT_EQ(child_peeks(p[0]), 0);
+  ASSERT_EQ(anypoll_set_del(s, p[0]), 0);
+  ASSERT_EQ(anypoll_set_free(s), 0);
+  _close(p[0]);
+  _close(p[1]);
+}
+
+/* ANYPOLL_UNSHARED, the program's promise that no other process shares the
+ * pipe, keeps the fast path on the same inheritable pipe: the set's read
+ * stays parked between waits, which a child that does share the pipe (the
+ * promise broken here on purpose) meets: the lock model ends it (86). And
+ * the write is reported through that read. */
+TEST(set_win_unshared_keeps_read_parked) {
+  int p[2];
+  ASSERT_EQ(_pipe(p, 4096, _O_BINARY), 0);
+  anypoll_set *s = anypoll_set_new();
+  ASSERT(s != NULL);
+  ASSERT_EQ(anypoll_set_add(s, p[0], POLLIN | ANYPOLL_UNSHARED, (void *)4),
+            0);
+  struct anypoll_event ev[2];
+  ASSERT_EQ(anypoll_set_wait(s, ev, 2, 50), 0);
+  Sleep(200); /* the set's read is parked by now */
+  ASSERT_EQ(child_peeks(p[0]), 86);
+  ASSERT_EQ(_write(p[1], "x", 1), 1);
+  ASSERT_EQ(anypoll_set_wait(s, ev, 2, 10000), 1);
+  ASSERT_EQ(ev[0].events, (unsigned)POLLIN);
+  ASSERT(ev[0].data == (void *)4);
+  ASSERT_EQ(anypoll_set_del(s, p[0]), 0);
+  ASSERT_EQ(anypoll_set_free(s), 0);
+  _close(p[0]);
+  _close(p[1]);
+}
+
+/* mod takes the promise away again: the next arm finds the pipe shared and
+ * parks no read. */
+TEST(set_win_mod_drops_unshared) {
+  int p[2];
+  ASSERT_EQ(_pipe(p, 4096, _O_BINARY), 0);
+  anypoll_set *s = anypoll_set_new();
+  ASSERT(s != NULL);
+  ASSERT_EQ(anypoll_set_add(s, p[0], POLLIN | ANYPOLL_UNSHARED, NULL), 0);
+  struct anypoll_event ev[2];
+  ASSERT_EQ(anypoll_set_wait(s, ev, 2, 50), 0);
+  ASSERT_EQ(anypoll_set_mod(s, p[0], POLLIN, NULL), 0);
+  ASSERT_EQ(anypoll_set_wait(s, ev, 2, 50), 0);
+  Sleep(200);
+  ASSERT_EQ(child_peeks(p[0]), 0);
+  ASSERT_EQ(_write(p[1], "x", 1), 1);
+  ASSERT_EQ(anypoll_set_wait(s, ev, 2, 10000), 1);
+  ASSERT_EQ(ev[0].events, (unsigned)POLLIN);
+  ASSERT_EQ(anypoll_set_del(s, p[0]), 0);
+  ASSERT_EQ(anypoll_set_free(s), 0);
+  _close(p[0]);
+  _close(p[1]);
+}
+
+/* A pipe that is not inheritable but has another handle (here a duplicate
+ * made inheritable, as a program does to hand one end to a child) is
+ * shared too: the child that inherits the duplicate is not held up. */
+TEST(set_win_pipe_with_inherited_duplicate_not_held) {
+  int p[2];
+  ASSERT_EQ(_pipe(p, 4096, _O_BINARY | _O_NOINHERIT), 0);
+  HANDLE h = (HANDLE)_get_osfhandle(p[0]), dup;
+  ASSERT(DuplicateHandle(GetCurrentProcess(), h, GetCurrentProcess(), &dup, 0,
+                         TRUE, DUPLICATE_SAME_ACCESS));
+  anypoll_set *s = anypoll_set_new();
+  ASSERT(s != NULL);
+  ASSERT_EQ(anypoll_set_add(s, p[0], POLLIN, NULL), 0);
+  struct anypoll_event ev[2];
+  ASSERT_EQ(anypoll_set_wait(s, ev, 2, 50), 0);
+  Sleep(200);
+  char args[64];
+  snprintf(args, sizeof args, "inherit-peek %llu",
+           (unsigned long long)(UINT_PTR)dup);
+  ASSERT_EQ(tp_child_status_inheriting(args), 0);
+  ASSERT_EQ(_write(p[1], "x", 1), 1);
+  ASSERT_EQ(anypoll_set_wait(s, ev, 2, 10000), 1);
+  ASSERT_EQ(ev[0].events, (unsigned)POLLIN);
+  ASSERT_EQ(anypoll_set_del(s, p[0]), 0);
+  ASSERT_EQ(anypoll_set_free(s), 0);
+  CloseHandle(dup);
+  _close(p[0]);
+  _close(p[1]);
+}
