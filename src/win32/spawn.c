@@ -192,8 +192,7 @@ static void spawn_cleanup(struct spawn *s, int failed) {
       CloseHandle(s->child[i]);
     if (failed && s->parent[i] >= 0) {
       if (i == 0)
-        anypoll__stdin_release(s->parent[0],
-                               (HANDLE)anypoll__sys_os_handle(s->parent[0]));
+        anypoll__stdin_release(s->parent[0]);
       _close(s->parent[i]);
     }
   }

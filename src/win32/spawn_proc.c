@@ -76,7 +76,7 @@ static struct proc **proc_find(int fd) {
 }
 
 void anypoll__spawn_release(int fd) {
-  anypoll__stdin_release(fd, (HANDLE)anypoll__sys_os_handle(fd));
+  anypoll__stdin_release(fd);
   AcquireSRWLockExclusive(&procs_lock);
   struct proc **pp = procs != NULL ? proc_find(fd) : NULL;
   struct proc *p = pp != NULL ? *pp : NULL;

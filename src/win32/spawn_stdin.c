@@ -20,9 +20,11 @@
  *
  * The handle is associated with a completion port of ours that nobody
  * reads (the writes' events have their low bit set, so no packet is
- * queued): I/O on a handle with a port is not cancelled when the thread
- * that issued it exits, so a write left pending by a thread that ends is
- * still delivered. anypoll_close does not cancel a pending write either:
+ * queued): Windows does not cancel I/O on a handle with a port when the
+ * thread that issued it exits. Wine 8 does: there the rest of a write
+ * left pending by a thread that then exits is lost (seen: 4096 bytes of
+ * 139264); write from a thread that outlives the write, or close the end
+ * first. anypoll_close does not cancel a pending write:
  * the pipe end stays open, through a duplicate of ours, until the write
  * has completed (a thread-pool wait closes it), so the child reads every
  * byte before its end-of-file, as after a close() on POSIX. */
@@ -183,9 +185,10 @@ static void CALLBACK out_closed(PTP_CALLBACK_INSTANCE instance, void *ctx,
   out_free(o);
 }
 
-void anypoll__stdin_release(int fd, HANDLE h) {
+void anypoll__stdin_release(int fd) {
   if (InterlockedCompareExchange(&outs_count, 0, 0) == 0)
     return;
+  HANDLE h = (HANDLE)anypoll__sys_os_handle(fd);
   AcquireSRWLockExclusive(&outs_lock);
   struct out **pp = out_find(fd, h);
   struct out *o = pp != NULL ? *pp : NULL;

@@ -598,7 +598,7 @@ int anypoll__stdin_write(int fd, HANDLE h, const void *buf, unsigned len,
 ANYPOLL__INTERNAL
 int anypoll__stdin_busy(HANDLE h);
 ANYPOLL__INTERNAL
-void anypoll__stdin_release(int fd, HANDLE h);
+void anypoll__stdin_release(int fd);
 /* anypipe.c: the name prefix of anypoll_pipe's pipes. */
 #define ANYPOLL__ANYPIPE_PREFIX L"\\\\.\\pipe\\anypoll-pipe-"
 
