@@ -420,7 +420,11 @@ ANYPOLL_EXTERN int anypoll_close(int fd);
  * of a pipe that a library thread, one per running child, writes when the
  * child exits. Close it with anypoll_close, not close(). A program that
  * reaps children itself (waitpid(-1)) makes anypoll_proc_wait fail with
- * ECHILD. */
+ * ECHILD; so does one that ignores SIGCHLD (SIG_IGN or SA_NOCLDWAIT: the
+ * kernel reaps the children). The spawn still succeeds whenever the child
+ * was started, and proc reports POLLIN once the child has gone. On Windows
+ * a batch file's cmd.exe line past 8191 characters (cmd.exe's limit) is
+ * refused with E2BIG. */
 #define ANYPOLL_STDIO_INHERIT (-1)
 #define ANYPOLL_STDIO_NULL (-2)
 #define ANYPOLL_STDIO_PIPE (-3)
@@ -429,11 +433,14 @@ ANYPOLL_EXTERN int anypoll_spawn(const char *file, char *const argv[],
                                  int pipes[3], int *proc);
 
 /* anypoll_proc_wait - block until the child of proc has exited (at once
- * once POLLIN was reported on proc), reap it and store its status: the exit
- * code, or 128 + the signal's number when a signal ended it (POSIX). A
- * second call gives the same status. 0, or -1 with errno (EBADF: proc is
- * not a process descriptor; EINVAL: status NULL; EINTR; ECHILD: POSIX, the
- * program reaped the child itself). */
+ * once POLLIN was reported on proc), reap it and store its status: on
+ * POSIX the exit code (0-255), or 128 + the signal's number when a signal
+ * ended it; on Windows the exit code as GetExitCodeProcess gives it, all 32
+ * bits (exit(300) gives 300; a crash gives an NTSTATUS such as 0xC0000005,
+ * a negative int). A second call gives the same status. 0, or -1 with errno
+ * (EBADF: proc is not a process descriptor; EINVAL: status NULL; EINTR;
+ * ECHILD: POSIX, the program reaped the child itself, or SIGCHLD is
+ * ignored so the kernel did: the status is lost). */
 ANYPOLL_EXTERN int anypoll_proc_wait(int proc, int *status);
 
 /* anypoll_proc_kill - end the child of proc at once: SIGKILL on POSIX,

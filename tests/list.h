@@ -248,6 +248,8 @@ TEST_CASE_SPAWN(spawn_close_proc_leaves_child)
 TEST_CASE_SPAWN(spawn_64_children_in_one_set)
 TEST_CASE_SPAWN_POSIX(spawn_child_gets_only_its_streams)
 TEST_CASE_SPAWN_POSIX(spawn_stdio_swapped_streams)
+/* fix-spawn: SIGCHLD ignored (the kernel reaps the children). */
+TEST_CASE_SPAWN_POSIX(spawn_sigchld_ignored)
 /* test_win_spawn.c: anypoll_spawn's Windows-only rules (issue 36): argv[0],
  * the ANSI code page, batch files, the handle list, the PATH search. */
 TEST_CASE_WIN(win_spawn_argv0_rules)
@@ -256,3 +258,5 @@ TEST_CASE_WIN(win_spawn_batch_no_injection)
 TEST_CASE_WIN(win_spawn_handle_list_only)
 TEST_CASE_WIN(win_spawn_path_search)
 TEST_CASE_WIN(win_spawn_stdin_pending_write_delivered)
+/* fix-spawn: cmd.exe's 8191-character limit on a batch file's line. */
+TEST_CASE_WIN(win_spawn_batch_line_limit)

@@ -898,4 +898,43 @@ TEST(spawn_stdio_swapped_streams) {
   ASSERT_EQ(anypoll_close(b[0]), 0);
   ASSERT_EQ(anypoll_close(proc), 0);
 }
+
+/* POSIX: with SIGCHLD ignored the kernel reaps each child itself as it
+ * exits, maybe before anypoll_spawn has opened its descriptor. The spawn
+ * still succeeds (the child did run), the descriptor reports POLLIN once
+ * the child has gone, and anypoll_proc_wait fails with ECHILD: no status
+ * is left to report. */
+TEST(spawn_sigchld_ignored) {
+  spawn_begin();
+  struct sigaction ign, old;
+  memset(&ign, 0, sizeof ign);
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  ASSERT_EQ(sigaction(SIGCHLD, &ign, &old), 0);
+  for (int i = 0; i < 50; i++) {
+    char *argv[] = { (char *)"spawn_child", (char *)"exit", (char *)"3",
+                     NULL };
+    int stdio[3] = { ANYPOLL_STDIO_NULL, ANYPOLL_STDIO_INHERIT,
+                     ANYPOLL_STDIO_INHERIT };
+    int pipes[3], proc = -7;
+    int r = anypoll_spawn(child_path(), argv, NULL, stdio, pipes, &proc);
+    if (r != 0)
+      fprintf(stderr, "spawn %d: %s\n", i, strerror(errno));
+    ASSERT_EQ(r, 0);
+    short rev;
+    ASSERT_EQ(poll_proc(proc, WATCHDOG_MS, &rev), 1);
+    ASSERT(rev & POLLIN);
+    ASSERT_EQ(rev & ~(POLLIN | POLLHUP), 0);
+    int status = -1;
+    errno = 0;
+    r = anypoll_proc_wait(proc, &status);
+    if (r != -1 || errno != ECHILD)
+      fprintf(stderr, "wait %d: %d, status %d, %s\n", i, r, status,
+              strerror(errno));
+    ASSERT_EQ(r, -1);
+    ASSERT_EQ(errno, ECHILD);
+    ASSERT_EQ(anypoll_close(proc), 0);
+  }
+  ASSERT_EQ(sigaction(SIGCHLD, &old, NULL), 0);
+}
 #endif

@@ -189,6 +189,44 @@ TEST(win_spawn_batch_no_injection) {
   RemoveDirectoryA(dir);
 }
 
+/* cmd.exe takes a command line of at most 8191 characters (Microsoft's
+ * documented limit); past it a batch file silently runs nothing. So a
+ * batch command line (the whole "cmd.exe /d /v:off /s /c ..." line) past
+ * 8191 characters is refused with E2BIG, leaving nothing behind; one a
+ * little under the limit still runs the batch file. */
+TEST(win_spawn_batch_line_limit) {
+  char dir[MAX_PATH], bat[MAX_PATH + 16];
+  ws_temp_dir(dir, sizeof dir);
+  snprintf(bat, sizeof bat, "%s\\ran.bat", dir);
+  ws_write_file(bat, "@echo off\r\necho ran\r\nexit /b 5\r\n");
+  static char arg[8300], out[4096];
+  char *argv[] = { (char *)"ran.bat", arg, NULL };
+  long probe = tp_handle_probe();
+  int threads = tp_thread_count();
+  memset(arg, 'a', 8200);
+  arg[8200] = '\0';
+  errno = 0;
+  int r = ws_run(bat, argv, out, sizeof out);
+  if (r != -1 || errno != E2BIG)
+    fprintf(stderr, "8200 characters: %d, errno %d, printed [%s]\n", r,
+            errno, r >= 0 ? out : "");
+  ASSERT_EQ(r, -1);
+  ASSERT_EQ(errno, E2BIG);
+  ASSERT_EQ(tp_handle_probe(), probe);
+  ASSERT_EQ(tp_thread_count(), threads);
+  /* The line: cmd.exe /d /v:off /s /c ""<bat>" <arg>" (29 characters
+   * besides the two); 16 under the limit. */
+  size_t n = 8191 - 29 - strlen(bat) - 16;
+  memset(arg, 'a', n);
+  arg[n] = '\0';
+  r = ws_run(bat, argv, out, sizeof out);
+  printf("%zu characters: status %d, printed [%s]\n", n, r, out);
+  ASSERT_EQ(r, 5);
+  ASSERT(strcmp(out, "ran\r\n") == 0);
+  DeleteFileA(bat);
+  RemoveDirectoryA(dir);
+}
+
 /* The child gets its three streams and nothing else: inheritable handles
  * the program holds are not inherited (PROC_THREAD_ATTRIBUTE_HANDLE_LIST). */
 TEST(win_spawn_handle_list_only) {

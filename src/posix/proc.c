@@ -22,7 +22,10 @@
  * under the mutex, and anypoll_proc_kill signals it only under it, so a
  * kill never reaches a reused pid. A program must not reap these children
  * itself (waitpid(-1) in a SIGCHLD handler): their wait then fails with
- * ECHILD. */
+ * ECHILD. The same holds when SIGCHLD is ignored (SIG_IGN, or SA_NOCLDWAIT):
+ * the kernel reaps each child as it exits, maybe before pidfd_open, which
+ * then fails with ESRCH although the child ran; the spawn succeeds all the
+ * same, with a descriptor that is readable at once (proc_open_gone). */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -53,6 +56,7 @@ struct spawn_entry {
   pid_t pid;
   int status;
   unsigned char used, reaped;
+  unsigned char gone; /* reaped by someone else before it was opened */
   struct spawn_reaper *reaper;
 };
 
@@ -159,16 +163,40 @@ static int reaper_start(pid_t pid, int *fd, struct spawn_reaper **out) {
   return 0;
 }
 
+/* The descriptor of a child that is gone already, reaped by someone else
+ * (the kernel, when SIGCHLD is ignored): readable at once, as a pidfd of
+ * an exited child is. A pipe holding one byte, its write end closed. */
+static int proc_open_gone(int *fd) {
+  int p[2];
+  if (anypoll_pipe(p) != 0)
+    return -1;
+  /* The pipe is empty: the write cannot block. */
+  while (write(p[1], "x", 1) < 0 && errno == EINTR)
+    ;
+  close(p[1]);
+  *fd = p[0];
+  return 0;
+}
+
 /* A descriptor for pid: a pidfd where the system has them, else the
- * fallback's; *r gets the fallback's state or NULL. */
-static int proc_open(pid_t pid, int *fd, struct spawn_reaper **r) {
+ * fallback's; *r gets the fallback's state or NULL; *gone is 1 when the
+ * child has been reaped already (by someone else). */
+static int proc_open(pid_t pid, int *fd, struct spawn_reaper **r,
+                     int *gone) {
   *r = NULL;
+  *gone = 0;
 #if defined(__linux__) && defined(SYS_pidfd_open)
   if (!anypoll__spawn_use_reaper) {
     long pidfd = syscall(SYS_pidfd_open, (long)pid, 0L);
     if (pidfd >= 0) {
       *fd = (int)pidfd;
       return 0;
+    }
+    if (errno == ESRCH) {
+      /* The child ran and was reaped before we could open it (SIGCHLD
+       * ignored): the spawn succeeded all the same. */
+      *gone = 1;
+      return proc_open_gone(fd);
     }
     if (errno != ENOSYS && errno != EPERM)
       return -1;
@@ -178,7 +206,8 @@ static int proc_open(pid_t pid, int *fd, struct spawn_reaper **r) {
 }
 
 /* Registers fd as pid's descriptor: 0, or -1 with ENOMEM. */
-static int proc_register(int fd, pid_t pid, struct spawn_reaper *r) {
+static int proc_register(int fd, pid_t pid, struct spawn_reaper *r,
+                         int gone) {
   int ret = 0;
   pthread_mutex_lock(&spawn_lock);
   if (fd >= spawn_table_len) {
@@ -204,6 +233,7 @@ static int proc_register(int fd, pid_t pid, struct spawn_reaper *r) {
     e->used = 1;
     e->pid = pid;
     e->reaper = r;
+    e->gone = (unsigned char)gone;
     atomic_fetch_add(&spawn_live, 1);
   }
   pthread_mutex_unlock(&spawn_lock);
@@ -215,9 +245,10 @@ static int proc_register(int fd, pid_t pid, struct spawn_reaper *r) {
 int anypoll__proc_new(pid_t pid, int *proc) {
   int fd = -1;
   struct spawn_reaper *r = NULL;
-  if (proc_open(pid, &fd, &r) != 0)
+  int gone;
+  if (proc_open(pid, &fd, &r, &gone) != 0)
     return -1;
-  if (proc_register(fd, pid, r) != 0) {
+  if (proc_register(fd, pid, r, gone) != 0) {
     if (r != NULL) {
       pthread_mutex_lock(&spawn_lock);
       r->closed = 1;
@@ -247,6 +278,12 @@ int anypoll_proc_wait(int proc, int *status) {
     if (!found)
       errno = EBADF;
     return found ? 0 : -1;
+  }
+  if (e->gone) {
+    /* Its pid may belong to another process by now: never wait on it. */
+    pthread_mutex_unlock(&spawn_lock);
+    errno = ECHILD;
+    return -1;
   }
   pid_t pid = e->pid;
   pthread_mutex_unlock(&spawn_lock);
@@ -283,7 +320,7 @@ int anypoll_proc_wait(int proc, int *status) {
 int anypoll_proc_kill(int proc) {
   pthread_mutex_lock(&spawn_lock);
   struct spawn_entry *e = spawn_find(proc);
-  if (e != NULL && !e->reaped)
+  if (e != NULL && !e->reaped && !e->gone)
     kill(e->pid, SIGKILL); /* a zombie accepts it too */
   pthread_mutex_unlock(&spawn_lock);
   if (e == NULL) {

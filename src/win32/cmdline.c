@@ -53,7 +53,8 @@
  * control character. argv[0] is not passed to a batch file: its %0 is the
  * script's path. A file is a batch file when its path, once trailing dots
  * and spaces are dropped (Windows drops them when it opens the file), ends
- * in ".bat" or ".cmd", in any case. */
+ * in ".bat" or ".cmd", in any case. The whole cmd.exe line must fit in
+ * cmd.exe's 8191 characters (E2BIG otherwise). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,10 @@
 
 /* The longest command line CreateProcessW takes, with its terminator. */
 #define SPAWN_CMDLINE_MAX 32767
+/* The longest line cmd.exe takes (Microsoft documents 8191 characters),
+ * without a terminator: past it cmd.exe runs nothing and still exits 0, so
+ * a batch file's line longer than that is refused with E2BIG. */
+#define SPAWN_BATCH_LINE_MAX 8191
 
 struct wbuf {
   WCHAR *p;
@@ -323,7 +328,8 @@ int anypoll__spawn_cmdline(const WCHAR *path, int batch, char *const argv[],
   }
   if (batch)
     wbuf_char(&b, L'"', 1);
-  if (bad || b.failed || b.len + 1 > SPAWN_CMDLINE_MAX) {
+  size_t max = batch ? SPAWN_BATCH_LINE_MAX : SPAWN_CMDLINE_MAX - 1;
+  if (bad || b.failed || b.len > max) {
     errno = bad ? EINVAL : b.failed ? ENOMEM : E2BIG;
     free(b.p);
     return -1;
