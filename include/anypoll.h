@@ -223,7 +223,8 @@ ANYPOLL_EXTERN int anypoll_set_free(anypoll_set *set);
  * POLLOUT and their RD/WR variants, optionally ANYPOLL_ONESHOT and ANYPOLL_UNSHARED; POLLERR
  * and POLLHUP are always reported), change what is watched, or stop
  * watching it. 0, or -1 with errno, one of (the list is complete):
- *   EINVAL  set is NULL, or events has unknown bits.
+ *   EINVAL  set is NULL, or events has unknown bits; add, Linux (epoll):
+ *           fd is one of the set's own descriptors.
  *   EBADF   fd is negative or not an open descriptor.
  *   EEXIST  add: fd is registered already.
  *   ENOENT  mod, del: fd is not registered (Linux: also mod of a number

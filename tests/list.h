@@ -216,6 +216,8 @@ TEST_CASE_SET_POSIX(set_unopened_huge_number_allocates_nothing)
 TEST_CASE_SET_POSIX(set_thread_cancellation_leaves_set_usable)
 TEST_CASE_SET_POSIX(set_dup2_back_after_close_before_del)
 TEST_CASE_SET_POSIX(set_wait_max_without_limit)
+/* The set's own descriptors (fix-set). */
+TEST_CASE_SET_POSIX(set_add_of_own_descriptor)
 /* test_reliability.c: the set under load. */
 TEST_CASE_SET(stress_set_oneshot_bytes_exact)
 TEST_CASE_SET(stress_set_mod_flips_direction)

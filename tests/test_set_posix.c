@@ -2,7 +2,8 @@
 /* The watch set on POSIX, once per POSIX set backend (epoll, and the
  * portable one on anypoll_poll): a number closed before its del and taken
  * by the set's own descriptors, a closed always-ready entry, add of a
- * number far above any open one, and thread cancellation. */
+ * number far above any open one, an add of the set's own descriptors, and
+ * thread cancellation. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -282,6 +283,59 @@ TEST(set_unopened_huge_number_allocates_nothing) {
   ASSERT_EQ(tp_write(p[1], "x", 1), 1);
   struct anypoll_event out[4];
   ASSERT_EQ(anypoll_set_wait(set, out, 4, 1000), 1);
+  ASSERT_EQ(anypoll_set_free(set), 0);
+  tp_close(p[0]);
+  tp_close(p[1]);
+}
+
+/* The set's own descriptors (epoll: the epoll descriptor and the eventfd;
+ * portable: its wake-up pipe), found as the numbers anypoll_set_new took.
+ * The set never reports one as the program's: epoll refuses the add with
+ * EINVAL; the portable backend takes it and reports it POLLNVAL on every
+ * wait until its del (anypoll_set(3)). */
+TEST(set_add_of_own_descriptor) {
+  int was_open[64];
+  for (int fd = 0; fd < 64; fd++)
+    was_open[fd] = is_open(fd);
+  anypoll_set *set = tp_set_new();
+  int epoll = strcmp(tp_set_backend_name(), "epoll") == 0;
+  int own = 0;
+  for (int fd = 0; fd < 64; fd++) {
+    if (was_open[fd] || !is_open(fd))
+      continue;
+    own++;
+    errno = 0;
+    int r = anypoll_set_add(set, fd, POLLIN | POLLOUT, &note[0]);
+    int err = errno;
+    struct anypoll_event out[4];
+    int n = anypoll_set_wait(set, out, 4, 0);
+    printf("own fd %d: add %d errno %d, wait %d (fd %d bits %#x)\n", fd,
+           r, err, n, n > 0 ? out[0].fd : -1, n > 0 ? out[0].events : 0u);
+    if (epoll) {
+      ASSERT_EQ(r, -1);
+      ASSERT_EQ(err, EINVAL);
+      ASSERT_EQ(n, 0);
+      errno = 0;
+      ASSERT_EQ(anypoll_set_del(set, fd), -1);
+      ASSERT_EQ(errno, ENOENT);
+    } else {
+      ASSERT_EQ(r, 0);
+      ASSERT_EQ(n, 1);
+      ASSERT_EQ(out[0].fd, fd);
+      ASSERT_EQ(out[0].events, (unsigned)POLLNVAL);
+      ASSERT_EQ(anypoll_set_del(set, fd), 0);
+    }
+  }
+  printf("the set took %d descriptors\n", own);
+  ASSERT_EQ(own, 2);
+  /* The set still works. */
+  int p[2];
+  tp_pipe(p);
+  ASSERT_EQ(anypoll_set_add(set, p[0], POLLIN, NULL), 0);
+  ASSERT_EQ(tp_write(p[1], "x", 1), 1);
+  struct anypoll_event out[4];
+  ASSERT_EQ(anypoll_set_wait(set, out, 4, 1000), 1);
+  ASSERT_EQ(out[0].fd, p[0]);
   ASSERT_EQ(anypoll_set_free(set), 0);
   tp_close(p[0]);
   tp_close(p[1]);

@@ -189,6 +189,11 @@ static int eset_add(struct eset *s, int fd, struct epoll_event *ev,
    * for the kernel's EBADF. */
   if (fcntl(fd, F_GETFD) < 0)
     return EBADF;
+  /* The set's own: the kernel refuses the epoll descriptor (EINVAL), and
+   * the eventfd is registered already under WAKE_ID, so the EEXIST path
+   * below would take it over and report it as the program's. */
+  if (fd == s->epfd || fd == s->wakefd)
+    return EINVAL;
   if (eset_reserve(s, fd, &slot) != 0)
     return ENOMEM;
   ev->data.u64 = anypoll__eset_slot_id(s, slot);
