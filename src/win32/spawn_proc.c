@@ -70,7 +70,7 @@ static struct proc **proc_find(int fd) {
     pp = &(*pp)->next;
   /* A number closed with _close and reused is not the descriptor any more:
    * its handle tells. */
-  if (*pp == NULL || (HANDLE)anypoll__sys_os_handle(fd) != (*pp)->read_end)
+  if (*pp == NULL || anypoll__sys_os_handle(fd) != (intptr_t)(*pp)->read_end)
     return NULL;
   return pp;
 }

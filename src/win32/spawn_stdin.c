@@ -50,12 +50,12 @@ static SRWLOCK outs_lock = SRWLOCK_INIT;
 static struct out *outs;
 static volatile LONG outs_count;
 static INIT_ONCE port_once = INIT_ONCE_STATIC_INIT;
-static HANDLE port;
+static HANDLE stdin_port;
 
 static BOOL CALLBACK port_init(INIT_ONCE *once, void *param, void **ctx) {
   (void)once, (void)param, (void)ctx;
-  port = CreateIoCompletionPort(INVALID_HANDLE_VALUE, NULL, 0, 1);
-  return port != NULL;
+  stdin_port = CreateIoCompletionPort(INVALID_HANDLE_VALUE, NULL, 0, 1);
+  return stdin_port != NULL;
 }
 
 int anypoll__stdin_register(int fd, HANDLE h) {
@@ -69,7 +69,7 @@ int anypoll__stdin_register(int fd, HANDLE h) {
   InitializeSRWLock(&o->lock);
   o->event = CreateEventW(NULL, TRUE, FALSE, NULL);
   if (o->event == NULL || !InitOnceExecuteOnce(&port_once, port_init, NULL, NULL) ||
-      CreateIoCompletionPort(h, port, 0, 0) == NULL) {
+      CreateIoCompletionPort(h, stdin_port, 0, 0) == NULL) {
     DWORD error = GetLastError();
     if (o->event != NULL)
       CloseHandle(o->event);
@@ -188,7 +188,8 @@ static void CALLBACK out_closed(PTP_CALLBACK_INSTANCE instance, void *ctx,
 void anypoll__stdin_release(int fd) {
   if (InterlockedCompareExchange(&outs_count, 0, 0) == 0)
     return;
-  HANDLE h = (HANDLE)anypoll__sys_os_handle(fd);
+  intptr_t os = anypoll__sys_os_handle(fd);
+  HANDLE h = (HANDLE)os;
   AcquireSRWLockExclusive(&outs_lock);
   struct out **pp = out_find(fd, h);
   struct out *o = pp != NULL ? *pp : NULL;
