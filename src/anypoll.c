@@ -72,3 +72,17 @@ int anypoll_poll_with(int backend, struct pollfd *fds, anypoll_nfds_t nfds,
 int anypoll_poll(struct pollfd *fds, anypoll_nfds_t nfds, int timeout_ms) {
   return anypoll_poll_with(ANYPOLL_BACKEND_DEFAULT, fds, nfds, timeout_ms);
 }
+
+int anypoll__spawn_args_ok(const char *file, char *const argv[],
+                           const int stdio[3], const int *pipes,
+                           const int *proc) {
+  int ok = file != NULL && argv != NULL && stdio != NULL && pipes != NULL &&
+           proc != NULL;
+  for (int i = 0; ok && i < 3; i++)
+    ok = stdio[i] >= ANYPOLL_STDIO_PIPE;
+  if (!ok) {
+    errno = EINVAL;
+    return -1;
+  }
+  return 0;
+}

@@ -68,4 +68,12 @@ int anypoll__nap(int yield);
 ANYPOLL__INTERNAL
 long long anypoll__now_us(void);
 
+/* anypoll_spawn's checks common to every platform, made before anything
+ * else: 0, or -1 with errno EINVAL (a NULL argument, an unknown stdio
+ * value). src/anypoll.c. */
+ANYPOLL__INTERNAL
+int anypoll__spawn_args_ok(const char *file, char *const argv[],
+                           const int stdio[3], const int *pipes,
+                           const int *proc);
+
 #endif /* ANYPOLL_INTERNAL_H */

@@ -79,16 +79,9 @@ static int spawn_start(const char *file, char *const argv[],
 
 int anypoll_spawn(const char *file, char *const argv[], char *const envp[],
                   const int stdio[3], int pipes[3], int *proc) {
-  if (file == NULL || argv == NULL || stdio == NULL || pipes == NULL ||
-      proc == NULL) {
-    errno = EINVAL;
+  if (anypoll__spawn_args_ok(file, argv, stdio, pipes, proc) != 0)
     return -1;
-  }
   for (int i = 0; i < 3; i++) {
-    if (stdio[i] < ANYPOLL_STDIO_PIPE) {
-      errno = EINVAL;
-      return -1;
-    }
     if (stdio[i] >= 0 && fcntl(stdio[i], F_GETFD) == -1) {
       errno = EBADF;
       return -1;

@@ -264,17 +264,8 @@ static int spawn_start(struct spawn *s, int batch) {
 
 int anypoll_spawn(const char *file, char *const argv[], char *const envp[],
                   const int stdio[3], int pipes[3], int *proc) {
-  if (file == NULL || argv == NULL || stdio == NULL || pipes == NULL ||
-      proc == NULL) {
-    errno = EINVAL;
+  if (anypoll__spawn_args_ok(file, argv, stdio, pipes, proc) != 0)
     return -1;
-  }
-  for (int i = 0; i < 3; i++) {
-    if (stdio[i] < ANYPOLL_STDIO_PIPE) {
-      errno = EINVAL;
-      return -1;
-    }
-  }
   if (anypoll__win_init() != 0)
     return -1;
   struct spawn s;
