@@ -67,6 +67,15 @@ int anypoll_set_free(anypoll_set *set) {
   return r;
 }
 
+int anypoll__set_remaining_ms(int timeout_ms, long long deadline_us) {
+  if (timeout_ms <= 0)
+    return timeout_ms;
+  long long left = deadline_us - anypoll__now_us();
+  if (left <= 0)
+    return 0;
+  return (int)((left + 999) / 1000);
+}
+
 static int set_ctl(anypoll_set *set, int op, int fd, unsigned events,
                    void *data) {
   if (set == NULL || (events & ~SET_EVENT_BITS) != 0) {

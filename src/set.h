@@ -47,6 +47,14 @@ ANYPOLL__INTERNAL int anypoll__set_poll_wait(void *state,
                                              struct anypoll_event *out,
                                              int max, int timeout_ms);
 
+/* The timeout for a backend's next system wait inside a set wait of
+ * timeout_ms that ends at deadline_us (anypoll__now_us's clock): what is
+ * left, rounded up so that the wait never ends early; 0 once the deadline
+ * has passed, and timeout_ms itself when it is 0 or negative (no deadline).
+ * src/set.c; the epoll and the portable backends share it. */
+ANYPOLL__INTERNAL
+int anypoll__set_remaining_ms(int timeout_ms, long long deadline_us);
+
 /* anypoll_set_new through the named backend ("poll", or the default's
  * name); for the tests, which run every set case once per backend.
  * NULL with errno EINVAL for an unknown name. */

@@ -458,17 +458,6 @@ static int waiter_reserve(struct waiter *w, size_t n) {
   return 0;
 }
 
-/* The timeout for the next anypoll_poll: what is left of timeout_ms,
- * rounded up so that the wait never ends early. */
-static int pset_remaining_ms(int timeout_ms, long long deadline_us) {
-  if (timeout_ms <= 0)
-    return timeout_ms;
-  long long left = deadline_us - anypoll__now_us();
-  if (left <= 0)
-    return 0;
-  return (int)((left + 999) / 1000);
-}
-
 /* Ends a waiter's anypoll_poll: a del waiting for it may go on, and the
  * wake-up byte, if one was written, is taken. Under the lock. */
 static void leave_poll(struct pset *s, struct waiter *w) {
@@ -574,7 +563,7 @@ static int set_poll_wait(struct pset *s, struct anypoll_event *out, int max,
     w->in_poll = 1;
     w->epoch = s->epoch;
     /* Own entries are ready (POLLNVAL): only look. */
-    int t = s->nown > 0 ? 0 : pset_remaining_ms(timeout_ms, deadline);
+    int t = s->nown > 0 ? 0 : anypoll__set_remaining_ms(timeout_ms, deadline);
     lock_give(&s->lock);
     int r = poll_cancellable(s, w, (anypoll_nfds_t)m, t, cancel);
     int poll_errno = errno;

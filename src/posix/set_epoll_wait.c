@@ -107,15 +107,6 @@ static int eset_fill_rotated(struct eset *s, const struct epoll_event *ev,
   return filled;
 }
 
-static int eset_remaining_ms(int timeout_ms, long long deadline_us) {
-  if (timeout_ms <= 0)
-    return timeout_ms;
-  long long left = deadline_us - anypoll__now_us();
-  if (left <= 0)
-    return 0;
-  return (int)((left + 999) / 1000);
-}
-
 #define ESET_STACK_EVENTS 64
 
 /* A wait's buffers: on its stack up to ESET_STACK_EVENTS, else on the heap,
@@ -195,7 +186,7 @@ ANYPOLL__INTERNAL int anypoll__eset_wait(void *state,
       filled = -1;
       break;
     }
-    int t = gather ? 0 : eset_remaining_ms(timeout_ms, deadline);
+    int t = gather ? 0 : anypoll__set_remaining_ms(timeout_ms, deadline);
     int k = eset_kernel_wait(s, &b, n, t, cancel);
     if (k < 0) {
       filled = -1;
