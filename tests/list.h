@@ -160,6 +160,7 @@ TEST_CASE_CONSOLE(console_in_set_key_down_is_pollin)
  * (Windows only: console input, the DLL's lifetime, errno) */
 TEST_CASE_POSIX(closed_between_rounds_pollnval)
 TEST_CASE_POSIX(shut_socket_probe_no_sigpipe)
+TEST_CASE_POSIX(poll_thread_cancellation_frees_entries)
 TEST_CASE_POSIX(tty_eof_is_pollin)
 TEST_CASE_POSIX(pty_master_slave_closed_pollhup)
 TEST_CASE_CONSOLE(console_line_mode_waits_for_enter)

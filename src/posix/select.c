@@ -399,29 +399,41 @@ static long long now_ns(void) {
 
 ANYPOLL__INTERNAL void (*volatile anypoll__test_select_between_rounds)(void);
 
-ANYPOLL__INTERNAL
-int anypoll__posix_select(struct pollfd *fds, anypoll_nfds_t nfds,
-                          int timeout_ms) {
-  /* Linux's own limit, checked before anything of fds is read. */
-  struct rlimit rl;
-  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-      nfds > rl.rlim_cur) {
-    errno = EINVAL;
-    return -1;
-  }
-  struct entry stack_entries[STACK_ENTRIES];
-  struct entry *ents = stack_entries;
-  if (nfds > STACK_ENTRIES) {
-    ents = malloc(nfds * sizeof *ents);
-    if (ents == NULL) {
-      errno = ENOMEM;
-      return -1;
-    }
-  }
-  int result = -1;
+/* The heap array of a call cancelled in its select(): pthread cancellation
+ * unwinds past the free at the end of the call. */
+static void free_entries(void *ents) { free(ents); }
+
+/* select(), the one cancellation point of a call: the rest runs with
+ * cancellation disabled (the probes' recv, send and sigwait are
+ * cancellation points too, and one cancelled with SIGPIPE blocked or a
+ * signal taken would be harder to undo). The cleanup handler is pushed
+ * here, next to select(), rather than in a caller: a cancellation then
+ * unwinds through no frame of ours but this one, which AddressSanitizer's
+ * unpoisoning of the stack needs (google/sanitizers#1399). */
+static int select_cancellable(int n, fd_set *rs, fd_set *ws, fd_set *xs,
+                              struct timeval *tv, struct entry *heap,
+                              int cancel) {
+  int k, saved;
+  pthread_cleanup_push(free_entries, heap);
+  pthread_setcancelstate(cancel, NULL);
+  k = select(n, rs, ws, xs, tv);
+  saved = errno;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+  pthread_cleanup_pop(0);
+  errno = saved;
+  return k;
+}
+
+/* Classifies the entries, then selects in rounds until one is ready or the
+ * timeout passes. heap: ents if it is on the heap, else NULL; cancel: the
+ * caller's cancellation state. The count of ready entries, or -1 with
+ * errno. */
+static int select_rounds(struct pollfd *fds, anypoll_nfds_t nfds,
+                         int timeout_ms, struct entry *ents,
+                         struct entry *heap, int cancel) {
   for (anypoll_nfds_t i = 0; i < nfds; i++)
     if (classify(fds[i].fd, &ents[i]) != 0)
-      goto out;
+      return -1;
 
   long long deadline = now_ns() + (long long)timeout_ms * 1000000LL;
   int first = 1;
@@ -461,7 +473,7 @@ int anypoll__posix_select(struct pollfd *fds, anypoll_nfds_t nfds,
         tv.tv_usec = (suseconds_t)(us % 1000000);
       }
     }
-    int n = select(maxfd + 1, &rs, &ws, &xs, tvp);
+    int n = select_cancellable(maxfd + 1, &rs, &ws, &xs, tvp, heap, cancel);
     if (n < 0) {
       if (errno == EBADF) {
         /* Closed by another thread since it was classified: classify again,
@@ -470,11 +482,11 @@ int anypoll__posix_select(struct pollfd *fds, anypoll_nfds_t nfds,
          * other entries). */
         for (anypoll_nfds_t i = 0; i < nfds; i++)
           if (classify(fds[i].fd, &ents[i]) != 0)
-            goto out;
+            return -1;
         first = 1;
         continue;
       }
-      goto out; /* EINTR and the rest, as poll() */
+      return -1; /* EINTR and the rest, as poll() */
     }
     int timed_out = n == 0 && !first && timeout_ms > 0 && now_ns() >= deadline;
     int ready = 0;
@@ -507,20 +519,41 @@ int anypoll__posix_select(struct pollfd *fds, anypoll_nfds_t nfds,
       fds[i].revents = m;
       ready += m != 0;
     }
-    if (ready > 0 || timeout_ms == 0) {
-      result = ready;
-      break;
-    }
-    if (!first && timeout_ms > 0 && now_ns() >= deadline) {
-      result = 0;
-      break;
-    }
+    if (ready > 0 || timeout_ms == 0)
+      return ready;
+    if (!first && timeout_ms > 0 && now_ns() >= deadline)
+      return 0;
     if (anypoll__test_select_between_rounds != NULL)
       anypoll__test_select_between_rounds();
     first = 0;
   }
-out:
-  if (ents != stack_entries)
-    free(ents);
+}
+
+ANYPOLL__INTERNAL
+int anypoll__posix_select(struct pollfd *fds, anypoll_nfds_t nfds,
+                          int timeout_ms) {
+  /* Linux's own limit, checked before anything of fds is read. */
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+      nfds > rl.rlim_cur) {
+    errno = EINVAL;
+    return -1;
+  }
+  struct entry stack_entries[STACK_ENTRIES];
+  struct entry *ents = stack_entries, *heap = NULL;
+  if (nfds > STACK_ENTRIES) {
+    ents = heap = malloc(nfds * sizeof *ents);
+    if (ents == NULL) {
+      errno = ENOMEM;
+      return -1;
+    }
+  }
+  int cancel;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+  int result = select_rounds(fds, nfds, timeout_ms, ents, heap, cancel);
+  int saved = errno;
+  free(heap);
+  pthread_setcancelstate(cancel, NULL);
+  errno = saved;
   return result;
 }
