@@ -17,159 +17,10 @@
  * anypoll_poll that was given the descriptor. After it the set never
  * touches the descriptor again, so the program may close it at once; on
  * Windows no helper read of anypoll_poll is left pending on it to hold up
- * the program's own CloseHandle. */
-#include <errno.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "set.h"
-
-#ifdef _WIN32
-#  include <io.h>
-#  include "win32/win.h"
-typedef SRWLOCK set_lock;
-typedef CONDITION_VARIABLE set_cond;
-static int lock_init(set_lock *l, set_cond *c) {
-  InitializeSRWLock(l);
-  InitializeConditionVariable(c);
-  return 0;
-}
-static void lock_fini(set_lock *l, set_cond *c) {
-  (void)l; /* SRW locks and condition variables hold no resources. */
-  (void)c;
-}
-static void lock_take(set_lock *l) { AcquireSRWLockExclusive(l); }
-static void lock_give(set_lock *l) { ReleaseSRWLockExclusive(l); }
-static void cond_wait(set_cond *c, set_lock *l) {
-  SleepConditionVariableSRW(c, l, INFINITE, 0);
-}
-static void cond_wake_all(set_cond *c) { WakeAllConditionVariable(c); }
-/* The wake pipe is an anypoll_pipe: its read end is opened for overlapped
- * I/O, which _read cannot read (src/win32/rw.c). */
-static long fd_read(int fd, void *b, unsigned n) {
-  return anypoll_read(fd, b, n);
-}
-static long fd_write(int fd, const void *b, unsigned n) {
-  return _write(fd, b, n);
-}
-static void fd_close(int fd) { _close(fd); }
-/* The wake pipe's byte, if it is there: a program that closed a registered
- * descriptor before its del may read the number our pipe has since taken,
- * and a blocking read of ours would then wait with the set's lock held.
- * The pipe's read end cannot be made non-blocking here; it is looked at
- * first. */
-static void drain_wake(int fd) {
-  struct pollfd p;
-  char b;
-  p.fd = fd;
-  p.events = POLLIN;
-  p.revents = 0;
-  if (anypoll_poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
-    (void)fd_read(fd, &b, 1);
-}
-static int wake_pipe_setup(int rfd) {
-  (void)rfd;
-  return 0;
-}
-/* No thread cancellation on Windows. */
-typedef int cancel_state;
-static void cancel_off(cancel_state *old) { *old = 0; }
-static void cancel_restore(cancel_state old) { (void)old; }
-#else
-#  include <fcntl.h>
-#  include <pthread.h>
-#  include <unistd.h>
-typedef pthread_mutex_t set_lock;
-typedef pthread_cond_t set_cond;
-static int lock_init(set_lock *l, set_cond *c) {
-  if (pthread_mutex_init(l, NULL) != 0)
-    return -1;
-  if (pthread_cond_init(c, NULL) != 0) {
-    pthread_mutex_destroy(l);
-    return -1;
-  }
-  return 0;
-}
-static void lock_fini(set_lock *l, set_cond *c) {
-  pthread_cond_destroy(c);
-  pthread_mutex_destroy(l);
-}
-static void lock_take(set_lock *l) { pthread_mutex_lock(l); }
-static void lock_give(set_lock *l) { pthread_mutex_unlock(l); }
-static void cond_wait(set_cond *c, set_lock *l) { pthread_cond_wait(c, l); }
-static void cond_wake_all(set_cond *c) { pthread_cond_broadcast(c); }
-static long fd_write(int fd, const void *b, unsigned n) {
-  return write(fd, b, n);
-}
-static void fd_close(int fd) { close(fd); }
-/* The wake pipe's byte, if it is there. Its read end is non-blocking: a
- * program that closed a registered descriptor before its del may read the
- * number our pipe has since taken, and take the byte; a blocking read of
- * ours would then wait with the set's lock held. */
-static void drain_wake(int fd) {
-  char b;
-  (void)!read(fd, &b, 1);
-}
-static int wake_pipe_setup(int rfd) {
-  int fl = fcntl(rfd, F_GETFL);
-  return fl < 0 || fcntl(rfd, F_SETFL, fl | O_NONBLOCK) != 0 ? -1 : 0;
-}
-/* The calls are safe with deferred cancellation: none is a cancellation
- * point while the lock or a count of the set is held (write, read and
- * pthread_cond_wait are). ctl runs with cancellation disabled and
- * completes; a wait is cancelled only inside its anypoll_poll, where a
- * cleanup handler gives the waiter back (poll_cancellable). */
-typedef int cancel_state;
-static void cancel_off(cancel_state *old) {
-  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, old);
-}
-static void cancel_restore(cancel_state old) {
-  pthread_setcancelstate(old, NULL);
-}
-#endif
-
-struct pset_entry {
-  int fd;
-  unsigned events;   /* without ANYPOLL_ONESHOT */
-  int oneshot;
-  int disabled;      /* a one-shot entry already reported */
-  /* Its number is now one of the set's own wake pipe ends: it was closed
-   * before its del and our pipe took the number. Never polled (the pipe's
-   * readiness is not the program's), reported POLLNVAL as closed. */
-  int own;
-  void *data;
-  unsigned long long id; /* unique per registration, to tell a stale
-                            pollfd from a newer add of the same number */
-};
-
-struct waiter {
-  struct waiter *next;
-  int rfd, wfd;       /* the wake-up pipe */
-  int busy;           /* a wait owns this waiter */
-  int in_poll;        /* inside anypoll_poll */
-  int signalled;      /* a byte is in the pipe */
-  unsigned long long epoch; /* the set's epoch when that call began */
-  struct pollfd *fds; /* the array of the current wait, fds[0] the pipe */
-  unsigned long long *ids; /* ids[k]: the id of fds[k]'s entry */
-  size_t cap;
-};
-
-struct pset {
-  set_lock lock;
-  set_cond done; /* a waiter left anypoll_poll */
-  struct pset_entry *e;
-  size_t count, cap;
-  size_t *index; /* index[fd]: position in e + 1, or 0 */
-  size_t index_cap;
-  size_t rot;    /* where the next wait starts: after the last reported */
-  unsigned long long next_id;
-  unsigned long long epoch; /* advanced by each del (wait_for_pollers) */
-  size_t nown;   /* entries with own set */
-  struct waiter *waiters;
-};
-
-#define ALWAYS_BITS ((unsigned)(POLLERR | POLLHUP | POLLNVAL))
+ * the program's own CloseHandle.
+ *
+ * This file has the set, its table and ctl; set_poll_wait.c the wait. */
+#include "set_poll.h"
 
 /* Whether fd is an open descriptor, as anypoll_poll sees it: one check
  * without waiting. 1, 0, or -1 and errno. */
@@ -183,7 +34,7 @@ static int fd_is_open(int fd) {
   return (p.revents & POLLNVAL) == 0;
 }
 
-static int pset_find(const struct pset *s, int fd, size_t *pos) {
+int anypoll__pset_find(const struct pset *s, int fd, size_t *pos) {
   if ((size_t)fd >= s->index_cap || s->index[fd] == 0)
     return 0;
   *pos = s->index[fd] - 1;
@@ -202,7 +53,6 @@ static void wake_waiters(struct pset *s) {
   }
 }
 
-static struct waiter *waiter_get(struct pset *s);
 static int set_poll_ctl(struct pset *s, int op, int fd, unsigned events,
                         void *data);
 
@@ -220,7 +70,7 @@ void *anypoll__set_poll_create(void) {
   /* The first waiter now, so that a program that waits from one thread
    * meets a shortage of descriptors (EMFILE) here, where it is listed,
    * and never in a wait. */
-  struct waiter *w = waiter_get(s);
+  struct waiter *w = anypoll__pset_waiter_get(s);
   if (w == NULL) {
     int saved = errno;
     lock_fini(&s->lock, &s->done);
@@ -318,7 +168,7 @@ static int own_fd(const struct pset *s, int fd) {
  * taken, as own. Under the lock. */
 static void mark_own(struct pset *s, int fd) {
   size_t pos;
-  if (pset_find(s, fd, &pos) && !s->e[pos].own) {
+  if (anypoll__pset_find(s, fd, &pos) && !s->e[pos].own) {
     s->e[pos].own = 1;
     s->nown++;
   }
@@ -348,7 +198,7 @@ static int set_poll_ctl(struct pset *s, int op, int fd, unsigned events,
   }
   lock_take(&s->lock);
   size_t pos;
-  int found = pset_find(s, fd, &pos);
+  int found = anypoll__pset_find(s, fd, &pos);
   int err = 0;
   if (op == ANYPOLL__SET_ADD && found) {
     err = EEXIST;
@@ -401,9 +251,7 @@ static int set_poll_ctl(struct pset *s, int op, int fd, unsigned events,
   return 0;
 }
 
-/* A waiter for this wait: a free one of the set, or a new one. Under the
- * lock. NULL with errno. */
-static struct waiter *waiter_get(struct pset *s) {
+struct waiter *anypoll__pset_waiter_get(struct pset *s) {
   for (struct waiter *w = s->waiters; w != NULL; w = w->next) {
     if (!w->busy) {
       w->busy = 1;
@@ -438,196 +286,6 @@ static struct waiter *waiter_get(struct pset *s) {
   w->next = s->waiters;
   s->waiters = w;
   return w;
-}
-
-static int waiter_reserve(struct waiter *w, size_t n) {
-  if (n <= w->cap)
-    return 0;
-  size_t cap = w->cap ? w->cap : 16;
-  while (cap < n)
-    cap *= 2;
-  struct pollfd *fds = realloc(w->fds, cap * sizeof *fds);
-  if (fds == NULL)
-    return -1;
-  w->fds = fds;
-  unsigned long long *ids = realloc(w->ids, cap * sizeof *ids);
-  if (ids == NULL)
-    return -1;
-  w->ids = ids;
-  w->cap = cap;
-  return 0;
-}
-
-/* Ends a waiter's anypoll_poll: a del waiting for it may go on, and the
- * wake-up byte, if one was written, is taken. Under the lock. */
-static void leave_poll(struct pset *s, struct waiter *w) {
-  w->in_poll = 0;
-  cond_wake_all(&s->done);
-  if (w->signalled) {
-    drain_wake(w->rfd);
-    w->signalled = 0;
-  }
-}
-
-#ifdef _WIN32
-static int poll_cancellable(struct pset *s, struct waiter *w,
-                            anypoll_nfds_t m, int t, cancel_state cancel) {
-  (void)s;
-  (void)cancel;
-  return anypoll_poll(w->fds, m, t);
-}
-#else
-struct poll_ctx {
-  struct pset *s;
-  struct waiter *w;
-};
-
-/* A waiter cancelled in its anypoll_poll: it leaves the poll and gives
- * its waiter back, so that no del waits for it and no wait lacks it. */
-static void poll_cancelled(void *arg) {
-  struct poll_ctx *c = arg;
-  lock_take(&c->s->lock);
-  leave_poll(c->s, c->w);
-  c->w->busy = 0;
-  lock_give(&c->s->lock);
-}
-
-/* anypoll_poll, the one cancellation point of a wait. */
-static int poll_cancellable(struct pset *s, struct waiter *w,
-                            anypoll_nfds_t m, int t, cancel_state cancel) {
-  struct poll_ctx c;
-  int r, saved;
-  c.s = s;
-  c.w = w;
-  pthread_cleanup_push(poll_cancelled, &c);
-  cancel_restore(cancel);
-  r = anypoll_poll(w->fds, m, t);
-  saved = errno;
-  cancel_off(&cancel);
-  pthread_cleanup_pop(0);
-  errno = saved;
-  return r;
-}
-#endif
-
-/* Reports the enabled own entries (see struct pset_entry) with POLLNVAL,
- * after the filled ones, up to max. Under the lock. */
-static int fill_own(struct pset *s, struct anypoll_event *out, int filled,
-                    int max) {
-  for (size_t i = 0; i < s->count && filled < max; i++) {
-    struct pset_entry *e = &s->e[i];
-    if (!e->own || e->disabled)
-      continue;
-    out[filled].fd = e->fd;
-    out[filled].events = POLLNVAL;
-    out[filled].data = e->data;
-    filled++;
-    if (e->oneshot)
-      e->disabled = 1;
-  }
-  return filled;
-}
-
-static int set_poll_wait(struct pset *s, struct anypoll_event *out, int max,
-                         int timeout_ms, cancel_state cancel) {
-  long long deadline =
-      timeout_ms > 0 ? anypoll__now_us() + (long long)timeout_ms * 1000 : 0;
-  lock_take(&s->lock);
-  struct waiter *w = waiter_get(s);
-  if (w == NULL) {
-    lock_give(&s->lock);
-    return -1;
-  }
-  int result;
-  for (;;) {
-    size_t n = s->count;
-    if (waiter_reserve(w, n + 1) != 0) {
-      errno = ENOMEM;
-      result = -1;
-      break;
-    }
-    /* The enabled entries, starting where the last wait's reports ended,
-     * so that when more are ready than max, every one gets its turn. */
-    w->fds[0].fd = w->rfd;
-    w->fds[0].events = POLLIN;
-    size_t m = 1;
-    for (size_t i = 0; i < n; i++) {
-      const struct pset_entry *e = &s->e[(s->rot + i) % n];
-      if (e->disabled || e->own)
-        continue;
-      w->fds[m].fd = e->fd;
-      w->fds[m].events = (short)e->events;
-      w->ids[m] = e->id;
-      m++;
-    }
-    w->in_poll = 1;
-    w->epoch = s->epoch;
-    /* Own entries are ready (POLLNVAL): only look. */
-    int t = s->nown > 0 ? 0 : anypoll__set_remaining_ms(timeout_ms, deadline);
-    lock_give(&s->lock);
-    int r = poll_cancellable(s, w, (anypoll_nfds_t)m, t, cancel);
-    int poll_errno = errno;
-    lock_take(&s->lock);
-    leave_poll(s, w);
-    if (r < 0) {
-      errno = poll_errno;
-      result = -1;
-      break;
-    }
-    int filled = 0;
-    size_t last = 0;
-    for (size_t k = 1; k < m && r > 0 && filled < max; k++) {
-      unsigned revents = (unsigned short)w->fds[k].revents;
-      size_t pos;
-      if (revents == 0)
-        continue;
-      /* Deleted, added again, or (one-shot) reported by another waiter
-       * since the array was built, or its number taken by our pipe since:
-       * not this wait's to report. */
-      if (!pset_find(s, w->fds[k].fd, &pos) || s->e[pos].id != w->ids[k] ||
-          s->e[pos].disabled || s->e[pos].own)
-        continue;
-      struct pset_entry *e = &s->e[pos];
-      /* A mod since then may have narrowed the events. */
-      revents &= e->events | ALWAYS_BITS;
-      if (revents == 0)
-        continue;
-      out[filled].fd = e->fd;
-      out[filled].events = revents;
-      out[filled].data = e->data;
-      filled++;
-      if (e->oneshot)
-        e->disabled = 1;
-      last = pos;
-    }
-    if (filled > 0)
-      s->rot = last + 1;
-    if (s->nown > 0)
-      filled = fill_own(s, out, filled, max);
-    if (filled > 0) {
-      result = filled;
-      break;
-    }
-    if (timeout_ms == 0 ||
-        (timeout_ms > 0 && anypoll__now_us() >= deadline)) {
-      result = 0;
-      break;
-    }
-  }
-  w->busy = 0;
-  lock_give(&s->lock);
-  return result;
-}
-
-int anypoll__set_poll_wait(void *state, struct anypoll_event *out, int max,
-                           int timeout_ms) {
-  cancel_state cancel;
-  cancel_off(&cancel);
-  int r = set_poll_wait(state, out, max, timeout_ms, cancel);
-  int saved = errno;
-  cancel_restore(cancel);
-  errno = saved;
-  return r;
 }
 
 ANYPOLL__INTERNAL const struct anypoll__set_backend anypoll__set_poll_backend = {
