@@ -248,6 +248,33 @@ static unsigned long child_status(const char *args, BOOL inherit) {
   return code;
 }
 
+int tp_overlapped_pipe(const char *tag, void **client) {
+  char name[96];
+  snprintf(name, sizeof name, "\\\\.\\pipe\\anypoll-%s-%lu", tag,
+           GetCurrentProcessId());
+  HANDLE srv =
+      CreateNamedPipeA(name, PIPE_ACCESS_INBOUND | FILE_FLAG_OVERLAPPED,
+                       PIPE_TYPE_BYTE | PIPE_WAIT, 1, 4096, 4096, 0, NULL);
+  ASSERT(srv != INVALID_HANDLE_VALUE);
+  HANDLE cli = CreateFileA(name, GENERIC_WRITE, 0, NULL, OPEN_EXISTING, 0,
+                           NULL);
+  ASSERT(cli != INVALID_HANDLE_VALUE);
+  int fd = _open_osfhandle((intptr_t)srv, 0);
+  ASSERT(fd >= 0);
+  *client = cli;
+  return fd;
+}
+
+void *tp_own_overlapped_read(int fd, OVERLAPPED *ov, char *buf) {
+  HANDLE h = (HANDLE)_get_osfhandle(fd);
+  HANDLE e = CreateEventW(NULL, TRUE, FALSE, NULL);
+  ASSERT(e != NULL);
+  memset(ov, 0, sizeof *ov);
+  ov->hEvent = e;
+  ASSERT(!ReadFile(h, buf, 1, NULL, ov) && GetLastError() == ERROR_IO_PENDING);
+  return e;
+}
+
 unsigned long tp_child_status(const char *args) {
   return child_status(args, FALSE);
 }

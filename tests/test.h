@@ -129,6 +129,17 @@ int tp_set_close_child(const char *order);
 unsigned long tp_child_status(const char *args);
 /* The same, the child inheriting every inheritable handle. */
 unsigned long tp_child_status_inheriting(const char *args);
+/* An overlapped named pipe of this process, named after tag: its server
+ * end (inbound, overlapped, byte mode) as a descriptor, and its client
+ * end, connected, a synchronous handle for writing, in *client (a HANDLE;
+ * void * here, as this header includes no Windows header). */
+int tp_overlapped_pipe(const char *tag, void **client);
+/* Starts the program's own overlapped read of one byte through fd's
+ * handle, and asserts that it is pending: the event (a HANDLE) that it
+ * signals when it completes. ov (an OVERLAPPED) and buf must outlive the
+ * read; the caller closes the event. */
+struct _OVERLAPPED;
+void *tp_own_overlapped_read(int fd, struct _OVERLAPPED *ov, char *buf);
 #endif
 
 /* A child process that connects to 127.0.0.1:port, sends the byte 'c', and

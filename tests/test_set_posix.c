@@ -26,6 +26,32 @@ static const struct anypoll_event *find(const struct anypoll_event *out,
 
 static int is_open(int fd) { return fcntl(fd, F_GETFD) != -1; }
 
+/* A new set of the backend under test with a new pipe's read end p[0]
+ * registered for POLLIN, data &note[0]. */
+static anypoll_set *set_with_pipe(int p[2]) {
+  anypoll_set *set = tp_set_new();
+  tp_pipe(p);
+  ASSERT_EQ(anypoll_set_add(set, p[0], POLLIN, &note[0]), 0);
+  return set;
+}
+
+/* Whether the set still works: a new pipe's read end p[0] registered,
+ * then written, is reported by a wait, in out[0] (room for 4). */
+static void still_works(anypoll_set *set, int p[2],
+                        struct anypoll_event *out) {
+  tp_pipe(p);
+  ASSERT_EQ(anypoll_set_add(set, p[0], POLLIN, NULL), 0);
+  ASSERT_EQ(tp_write(p[1], "x", 1), 1);
+  ASSERT_EQ(anypoll_set_wait(set, out, 4, 1000), 1);
+}
+
+/* Frees the set and closes both ends of the pipe p. */
+static void set_and_pipe_free(anypoll_set *set, int p[2]) {
+  ASSERT_EQ(anypoll_set_free(set), 0);
+  tp_close(p[0]);
+  tp_close(p[1]);
+}
+
 /* ---- A watchdog for calls that must not hang ---------------------------- */
 
 struct bg {
@@ -242,9 +268,7 @@ TEST(set_closed_always_ready_entry_not_reported) {
   ASSERT_EQ(anypoll_set_wait(set, out, 4, 1000), 1);
   ASSERT_EQ(out[0].fd, p[0]);
   ASSERT(out[0].data == &note[2]);
-  ASSERT_EQ(anypoll_set_free(set), 0);
-  tp_close(p[0]);
-  tp_close(p[1]);
+  set_and_pipe_free(set, p);
 }
 
 static long max_rss_kib(void) {
@@ -278,14 +302,9 @@ TEST(set_unopened_huge_number_allocates_nothing) {
   }
   /* The set still works. */
   int p[2];
-  tp_pipe(p);
-  ASSERT_EQ(anypoll_set_add(set, p[0], POLLIN, NULL), 0);
-  ASSERT_EQ(tp_write(p[1], "x", 1), 1);
   struct anypoll_event out[4];
-  ASSERT_EQ(anypoll_set_wait(set, out, 4, 1000), 1);
-  ASSERT_EQ(anypoll_set_free(set), 0);
-  tp_close(p[0]);
-  tp_close(p[1]);
+  still_works(set, p, out);
+  set_and_pipe_free(set, p);
 }
 
 /* The set's own descriptors (epoll: the epoll descriptor and the eventfd;
@@ -330,15 +349,10 @@ TEST(set_add_of_own_descriptor) {
   ASSERT_EQ(own, 2);
   /* The set still works. */
   int p[2];
-  tp_pipe(p);
-  ASSERT_EQ(anypoll_set_add(set, p[0], POLLIN, NULL), 0);
-  ASSERT_EQ(tp_write(p[1], "x", 1), 1);
   struct anypoll_event out[4];
-  ASSERT_EQ(anypoll_set_wait(set, out, 4, 1000), 1);
+  still_works(set, p, out);
   ASSERT_EQ(out[0].fd, p[0]);
-  ASSERT_EQ(anypoll_set_free(set), 0);
-  tp_close(p[0]);
-  tp_close(p[1]);
+  set_and_pipe_free(set, p);
 }
 
 /* ---- Thread cancellation ------------------------------------------------- */
@@ -483,11 +497,9 @@ TEST(set_thread_cancellation_leaves_set_usable) {
  * can be registered again and is watched as any other (epoll answered
  * EEXIST for it, and ENOENT to mod and del, for good). */
 TEST(set_dup2_back_after_close_before_del) {
-  anypoll_set *set = tp_set_new();
   int p[2];
-  tp_pipe(p);
+  anypoll_set *set = set_with_pipe(p);
   int n = p[0];
-  ASSERT_EQ(anypoll_set_add(set, n, POLLIN, &note[0]), 0);
   int m = dup(n);
   ASSERT(m >= 0);
   tp_close(n);
@@ -509,19 +521,15 @@ TEST(set_dup2_back_after_close_before_del) {
   ASSERT(out[0].data == &note[2]);
   ASSERT_EQ(anypoll_set_del(set, n), 0);
   ASSERT_EQ(anypoll_set_wait(set, out, 4, 0), 0);
-  ASSERT_EQ(anypoll_set_free(set), 0);
-  tp_close(p[0]);
-  tp_close(p[1]);
+  set_and_pipe_free(set, p);
 }
 
 /* max has no upper limit, and costs nothing by itself: epoll refused one
  * above 178956970 (its EP_MAX_EVENTS) with EINVAL, and allocated a buffer
  * of max events. Only as many entries as are ready are written. */
 TEST(set_wait_max_without_limit) {
-  anypoll_set *set = tp_set_new();
   int p[2];
-  tp_pipe(p);
-  ASSERT_EQ(anypoll_set_add(set, p[0], POLLIN, &note[0]), 0);
+  anypoll_set *set = set_with_pipe(p);
   ASSERT_EQ(tp_write(p[1], "x", 1), 1);
   struct anypoll_event out[2];
   const int maxes[] = { 178956971, INT_MAX };
@@ -535,7 +543,5 @@ TEST(set_wait_max_without_limit) {
     ASSERT_EQ(out[0].fd, p[0]);
     ASSERT_LT(max_rss_kib() - before, 16 * 1024);
   }
-  ASSERT_EQ(anypoll_set_free(set), 0);
-  tp_close(p[0]);
-  tp_close(p[1]);
+  set_and_pipe_free(set, p);
 }

@@ -76,6 +76,17 @@ static int poll_result_within(struct poll_events0 *p) {
   return p->result;
 }
 
+/* The end of a run: the first set freed, the duplicate d, the old pipe's
+ * write end and the new object (q[1] is -1 for the null device) closed. */
+static void run_free(anypoll_set *a, int d, int old_w, const int q[2]) {
+  ASSERT_EQ(anypoll_set_free(a), 0);
+  tp_close(d);
+  tp_close(old_w);
+  tp_close(q[0]);
+  if (q[1] >= 0)
+    tp_close(q[1]);
+}
+
 /* One run; 0 when the new object did not get the freed number and handle
  * value (another thread of the process, a helper of ours or one of Wine's,
  * took the value first): everything is then closed, and the caller tries
@@ -142,12 +153,7 @@ static int reused_value_once(enum other other, enum reuse reuse) {
       tp_thread_join(t);
       break;
     }
-    ASSERT_EQ(anypoll_set_free(a), 0);
-    tp_close(d);
-    tp_close(p[1]);
-    tp_close(q[0]);
-    if (q[1] >= 0)
-      tp_close(q[1]);
+    run_free(a, d, p[1], q);
     return 0;
   }
   ASSERT_EQ(poll_now(q[0], POLLIN), (unsigned)POLLIN);
@@ -191,12 +197,7 @@ static int reused_value_once(enum other other, enum reuse reuse) {
     ASSERT_EQ(poller.revents, POLLIN);
     break;
   }
-  ASSERT_EQ(anypoll_set_free(a), 0);
-  tp_close(d);
-  tp_close(p[1]);
-  tp_close(q[0]);
-  if (q[1] >= 0)
-    tp_close(q[1]);
+  run_free(a, d, p[1], q);
   return 1;
 }
 

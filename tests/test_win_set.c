@@ -18,19 +18,33 @@
 
 #define B anypoll__set_default_backend
 
+/* A new set of this backend with a new pipe's read end p[0] registered for
+ * POLLIN. tp_pipe's handles are inheritable: without ANYPOLL_UNSHARED the
+ * set would park no read on it (set_pipe.c, other processes). */
+static void *set_with_unshared_pipe(int p[2]) {
+  tp_pipe(p);
+  void *s = B.create();
+  ASSERT(s != NULL);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN | ANYPOLL_UNSHARED, NULL),
+            0);
+  return s;
+}
+
+/* Deletes p[0] from the set, destroys the set and closes the pipe. */
+static void set_and_pipe_done(void *s, int p[2]) {
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_DEL, p[0], 0, NULL), 0);
+  ASSERT_EQ(B.destroy(s), 0);
+  _close(p[0]);
+  _close(p[1]);
+}
+
 /* The set's read on a pipe is the one anypoll_poll uses: a poll of the same
  * pipe while the set's read is pending shares it (the lock model would end
  * the test on a second read, or on a query behind the read), and the poll's
  * return does not cancel it: the set still sees the write. */
 TEST(set_win_read_shared_with_poll) {
   int p[2];
-  tp_pipe(p);
-  void *s = B.create();
-  ASSERT(s != NULL);
-  /* tp_pipe's handles are inheritable: without ANYPOLL_UNSHARED the set
-   * would park no read on it (set_pipe.c, other processes). */
-  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN | ANYPOLL_UNSHARED, NULL),
-            0);
+  void *s = set_with_unshared_pipe(p);
   struct anypoll_event ev[4];
   ASSERT_EQ(B.wait(s, ev, 4, 50), 0);
   struct pollfd pf;
@@ -42,26 +56,14 @@ TEST(set_win_read_shared_with_poll) {
   ASSERT_EQ(ev[0].events, (unsigned)POLLIN);
   ASSERT_EQ(anypoll_poll(&pf, 1, 0), 1);
   ASSERT_EQ(pf.revents, POLLIN);
-  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_DEL, p[0], 0, NULL), 0);
-  ASSERT_EQ(B.destroy(s), 0);
-  _close(p[0]);
-  _close(p[1]);
+  set_and_pipe_done(s, p);
 }
 
 /* An overlapped named pipe's read end: waited on with an overlapped read,
  * level-triggered, and POLLHUP once the client is gone. */
 TEST(set_win_overlapped_pipe) {
-  WCHAR name[64];
-  wsprintfW(name, L"\\\\.\\pipe\\anypoll-set-%lu", GetCurrentProcessId());
-  HANDLE srv = CreateNamedPipeW(name, PIPE_ACCESS_INBOUND | FILE_FLAG_OVERLAPPED,
-                                PIPE_TYPE_BYTE | PIPE_WAIT, 1, 4096, 4096, 0,
-                                NULL);
-  ASSERT(srv != INVALID_HANDLE_VALUE);
-  HANDLE cli = CreateFileW(name, GENERIC_WRITE, 0, NULL, OPEN_EXISTING, 0,
-                           NULL);
-  ASSERT(cli != INVALID_HANDLE_VALUE);
-  int fd = _open_osfhandle((intptr_t)srv, 0);
-  ASSERT(fd >= 0);
+  HANDLE cli;
+  int fd = tp_overlapped_pipe("set", &cli);
   void *s = B.create();
   ASSERT(s != NULL);
   ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, fd, POLLIN, (void *)9), 0);
@@ -116,40 +118,41 @@ static void release_handle(void *h) {
 
 static void release_fd(void *fd) { _write(*(int *)fd, "z", 1); }
 
+/* Both closed-before-del cases: fd (data 1) and the pipe other's read end
+ * (data 2) in a new set; once the set's read on fd is pending, fd is
+ * closed, breaking delete-before-close. Its del must return (release(arg)
+ * ends the set's read if not), and the other entry must still be reported.
+ * The set is destroyed; the descriptors are the caller's to close. */
+static void closed_before_del(int fd, const int other[2],
+                              void (*release)(void *), void *arg) {
+  void *s = B.create();
+  ASSERT(s != NULL);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, fd, POLLIN, (void *)1), 0);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, other[0], POLLIN, (void *)2), 0);
+  struct anypoll_event ev[4];
+  ASSERT_EQ(B.wait(s, ev, 4, 50), 0); /* the set's read is pending */
+  ASSERT_EQ(_close(fd), 0);           /* breaks delete-before-close */
+  ASSERT_EQ(del_bounded(s, fd, release, arg), 0);
+  ASSERT_EQ(B.wait(s, ev, 4, 20), 0);
+  ASSERT_EQ(_write(other[1], "x", 1), 1);
+  ASSERT_EQ(B.wait(s, ev, 4, 5000), 1);
+  ASSERT_EQ(ev[0].fd, other[0]);
+  ASSERT_EQ(ev[0].events, (unsigned)POLLIN);
+  ASSERT_EQ(B.destroy(s), 0);
+}
+
 /* An overlapped pipe's read end whose descriptor the program closed before
  * the del, while the pipe lives on through a second descriptor (_dup): the
  * del must not wait for the set's pending read to end by itself (data or
  * end-of-file), and the set's other entries keep working. */
 TEST(set_win_overlapped_pipe_closed_before_del) {
-  WCHAR name[64];
-  wsprintfW(name, L"\\\\.\\pipe\\anypoll-setdup-%lu", GetCurrentProcessId());
-  HANDLE srv = CreateNamedPipeW(name, PIPE_ACCESS_INBOUND | FILE_FLAG_OVERLAPPED,
-                                PIPE_TYPE_BYTE | PIPE_WAIT, 1, 4096, 4096, 0,
-                                NULL);
-  ASSERT(srv != INVALID_HANDLE_VALUE);
-  HANDLE cli = CreateFileW(name, GENERIC_WRITE, 0, NULL, OPEN_EXISTING, 0,
-                           NULL);
-  ASSERT(cli != INVALID_HANDLE_VALUE);
-  int fd = _open_osfhandle((intptr_t)srv, 0);
-  ASSERT(fd >= 0);
+  HANDLE cli;
+  int fd = tp_overlapped_pipe("setdup", &cli);
   int fd2 = _dup(fd);
   ASSERT(fd2 >= 0);
   int p[2];
   tp_pipe(p);
-  void *s = B.create();
-  ASSERT(s != NULL);
-  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, fd, POLLIN, (void *)1), 0);
-  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN, (void *)2), 0);
-  struct anypoll_event ev[4];
-  ASSERT_EQ(B.wait(s, ev, 4, 50), 0); /* the set's read is pending */
-  ASSERT_EQ(_close(fd), 0);           /* breaks delete-before-close */
-  ASSERT_EQ(del_bounded(s, fd, release_handle, cli), 0);
-  ASSERT_EQ(B.wait(s, ev, 4, 20), 0);
-  ASSERT_EQ(_write(p[1], "x", 1), 1);
-  ASSERT_EQ(B.wait(s, ev, 4, 5000), 1);
-  ASSERT_EQ(ev[0].fd, p[0]);
-  ASSERT_EQ(ev[0].events, (unsigned)POLLIN);
-  ASSERT_EQ(B.destroy(s), 0);
+  closed_before_del(fd, p, release_handle, cli);
   CloseHandle(cli);
   _close(fd2);
   _close(p[0]);
@@ -165,20 +168,7 @@ TEST(set_win_anypipe_closed_before_del) {
   ASSERT(fd2 >= 0);
   int q[2];
   tp_pipe(q);
-  void *s = B.create();
-  ASSERT(s != NULL);
-  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN, (void *)1), 0);
-  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, q[0], POLLIN, (void *)2), 0);
-  struct anypoll_event ev[4];
-  ASSERT_EQ(B.wait(s, ev, 4, 50), 0);
-  ASSERT_EQ(_close(p[0]), 0);
-  ASSERT_EQ(del_bounded(s, p[0], release_fd, &p[1]), 0);
-  ASSERT_EQ(B.wait(s, ev, 4, 20), 0);
-  ASSERT_EQ(_write(q[1], "x", 1), 1);
-  ASSERT_EQ(B.wait(s, ev, 4, 5000), 1);
-  ASSERT_EQ(ev[0].fd, q[0]);
-  ASSERT_EQ(ev[0].events, (unsigned)POLLIN);
-  ASSERT_EQ(B.destroy(s), 0);
+  closed_before_del(p[0], q, release_fd, &p[1]);
   _close(fd2);
   _close(p[1]);
   _close(q[0]);
@@ -342,13 +332,9 @@ TEST(set_win_anypipe_foreign_packet_dropped) {
   struct anypoll_event ev[4];
   ASSERT_EQ(B.wait(s, ev, 4, 20), 0);
   HANDLE h = (HANDLE)_get_osfhandle(p[0]);
-  HANDLE e = CreateEventW(NULL, TRUE, FALSE, NULL);
-  ASSERT(e != NULL);
   OVERLAPPED ov;
-  memset(&ov, 0, sizeof ov);
-  ov.hEvent = e;
   char got[2];
-  ASSERT(!ReadFile(h, got, 1, NULL, &ov) && GetLastError() == ERROR_IO_PENDING);
+  HANDLE e = tp_own_overlapped_read(p[0], &ov, got);
   ASSERT_EQ(_write(p[1], "ab", 2), 2);
   ASSERT_EQ(WaitForSingleObject(e, 5000), WAIT_OBJECT_0);
   DWORD n;
@@ -419,11 +405,7 @@ TEST(set_win_pipe_closed_before_del_model) {
  * notification of a synchronous pipe whose post fails once: */
 TEST(set_win_failed_post_retried) {
   int p[2];
-  tp_pipe(p);
-  void *s = B.create();
-  ASSERT(s != NULL);
-  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN | ANYPOLL_UNSHARED, NULL),
-            0);
+  void *s = set_with_unshared_pipe(p);
   struct anypoll_event ev[4];
   ASSERT_EQ(B.wait(s, ev, 4, 50), 0); /* the helper's read is parked */
   anypoll__test_post_fails = 1;
@@ -432,10 +414,7 @@ TEST(set_win_failed_post_retried) {
   ASSERT_EQ(ev[0].fd, p[0]);
   ASSERT_EQ(ev[0].events, (unsigned)POLLIN);
   ASSERT_EQ(anypoll__test_post_fails, 0); /* the failure did happen */
-  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_DEL, p[0], 0, NULL), 0);
-  ASSERT_EQ(B.destroy(s), 0);
-  _close(p[0]);
-  _close(p[1]);
+  set_and_pipe_done(s, p);
 }
 
 /* Several failed posts at once, and the retry's own posts failing again:

@@ -35,17 +35,8 @@ static void cycle(anypoll_set *s, int fd, long cycles) {
 
 /* One overlapped named pipe, with its client connected and silent. */
 TEST(set_win_overlapped_pipe_cycles) {
-  WCHAR name[64];
-  wsprintfW(name, L"\\\\.\\pipe\\anypoll-cycles-%lu", GetCurrentProcessId());
-  HANDLE srv = CreateNamedPipeW(name, PIPE_ACCESS_INBOUND | FILE_FLAG_OVERLAPPED,
-                                PIPE_TYPE_BYTE | PIPE_WAIT, 1, 4096, 4096, 0,
-                                NULL);
-  ASSERT(srv != INVALID_HANDLE_VALUE);
-  HANDLE cli = CreateFileW(name, GENERIC_WRITE, 0, NULL, OPEN_EXISTING, 0,
-                           NULL);
-  ASSERT(cli != INVALID_HANDLE_VALUE);
-  int fd = _open_osfhandle((intptr_t)srv, 0);
-  ASSERT(fd >= 0);
+  HANDLE cli;
+  int fd = tp_overlapped_pipe("cycles", &cli);
   anypoll_set *s = anypoll_set_new();
   ASSERT(s != NULL);
   long n = 3000 * life_scale();
@@ -158,14 +149,9 @@ TEST(set_win_anypipe_stale_packet_after_del) {
   ASSERT_EQ(anypoll_set_wait(s, ev, 2, 0), 0);
   ASSERT_EQ(anypoll_set_del(s, p[0]), 0);
   /* The program's own overlapped read through the deleted end's handle. */
-  HANDLE h = (HANDLE)_get_osfhandle(p[0]);
-  HANDLE e = CreateEventW(NULL, TRUE, FALSE, NULL);
-  ASSERT(e != NULL);
   OVERLAPPED ov;
-  memset(&ov, 0, sizeof ov);
-  ov.hEvent = e;
   char got[2];
-  ASSERT(!ReadFile(h, got, 1, NULL, &ov) && GetLastError() == ERROR_IO_PENDING);
+  HANDLE e = tp_own_overlapped_read(p[0], &ov, got);
   /* The same number, another pipe, in the same set. */
   int keep = _dup(p[0]);
   ASSERT(keep >= 0);
