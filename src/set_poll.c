@@ -179,11 +179,7 @@ int anypoll__set_poll_ctl(void *state, int op, int fd, unsigned events,
   struct pset *s = state;
   cancel_state cancel;
   cancel_off(&cancel);
-  int r = set_poll_ctl(s, op, fd, events, data);
-  int saved = errno;
-  cancel_restore(cancel);
-  errno = saved;
-  return r;
+  return cancel_restore_result(cancel, set_poll_ctl(s, op, fd, events, data));
 }
 
 static int set_poll_ctl(struct pset *s, int op, int fd, unsigned events,

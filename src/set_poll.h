@@ -120,6 +120,15 @@ static inline void cancel_restore(cancel_state old) {
 }
 #endif
 
+/* Puts the caller's cancellation state back (after cancel_off) and returns
+ * r, with errno as the call left it: the end of every entry point. */
+static inline int cancel_restore_result(cancel_state old, int r) {
+  int saved = errno;
+  cancel_restore(old);
+  errno = saved;
+  return r;
+}
+
 struct pset_entry {
   int fd;
   unsigned events;   /* without ANYPOLL_ONESHOT */

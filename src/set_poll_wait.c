@@ -192,8 +192,5 @@ int anypoll__set_poll_wait(void *state, struct anypoll_event *out, int max,
   cancel_state cancel;
   cancel_off(&cancel);
   int r = set_poll_wait(state, out, max, timeout_ms, cancel);
-  int saved = errno;
-  cancel_restore(cancel);
-  errno = saved;
-  return r;
+  return cancel_restore_result(cancel, r);
 }
