@@ -1,23 +1,51 @@
 /* SPDX-License-Identifier: MIT */
 /* pollcat's children: exec mode, and the session that serves one
  * connection with a command of its own (-e) or, with -k alone, stdout. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
 
-/* Starts argv with pipes; 0, or the exit status for the failure (said). */
+/* Starts argv with a pipe for each standard stream. anypoll_spawn does
+ * the PATH search, gives no other child our ends of the pipes, starts the
+ * child with default signal actions (SIGPIPE included, as from a shell),
+ * and on Windows makes our ends overlapped, so that anypoll_poll waits on
+ * them with no thread and a write to a child that stops reading never
+ * blocks (pc_child_io says how each end is used). 0, or the exit status
+ * for the failure (said). */
 int start_child(char **argv, struct pc_io io[3], struct pc_child *child) {
-  if (pc_spawn(argv, io, child) == 0)
+  const int stdio[3] = { ANYPOLL_STDIO_PIPE, ANYPOLL_STDIO_PIPE,
+                         ANYPOLL_STDIO_PIPE };
+  int pipes[3];
+  if (anypoll_spawn(argv[0], argv, NULL, stdio, pipes, &child->proc) == 0) {
+    for (int i = 0; i < 3; i++)
+      pc_child_io(i, pipes[i], &io[i]);
     return 0;
-  enum pc_err e = pc_error();
-  if (e == PCE_NOENT) {
+  }
+  int e = errno;
+  if (e == ENOENT) {
     say("exec %s: command not found", argv[0]);
     return PC_EXIT_NOCMD;
   }
-  say("exec %s: %s", argv[0], pc_error_text());
-  return e == PCE_ACCESS ? PC_EXIT_NOEXEC : PC_EXIT_IO;
+  say("exec %s: %s", argv[0], strerror(e));
+  return e == EACCES || e == ENOEXEC || e == EISDIR ? PC_EXIT_NOEXEC
+                                                     : PC_EXIT_IO;
+}
+
+/* Waits for the child to exit and returns its status (anypoll_proc_wait's:
+ * 128 + N for a POSIX child ended by signal N), or -1 with errno; its
+ * process descriptor is closed either way. */
+static int child_wait(struct pc_child *child) {
+  int status, r;
+  while ((r = anypoll_proc_wait(child->proc, &status)) != 0 && errno == EINTR)
+    ;
+  int e = errno;
+  anypoll_close(child->proc);
+  child->proc = -1;
+  errno = e;
+  return r == 0 ? status : -1;
 }
 
 static struct pc_io std_out, std_err;
@@ -91,10 +119,10 @@ int session_end(struct session *c) {
       pc_close(&c->child_io[i]);
     /* Its output has ended (or the relay failed and its pipes are closed
      * now), so it is exiting. */
-    int child_status = pc_child_wait(&c->child);
+    int child_status = child_wait(&c->child);
     if (child_status < 0) {
       say("%swaiting for %s failed: %s", c->label, opt.cmd[0],
-          pc_error_text());
+          strerror(errno));
       child_status = PC_EXIT_IO;
     }
     VERBOSE("%s%s exited with status %d", c->label, opt.cmd[0], child_status);
@@ -149,9 +177,9 @@ void mode_exec(char **argv) {
   relay_run(&r);
   /* The child's output has ended; what is left is to collect its status
    * (it may still be running, with its output closed). */
-  int status = pc_child_wait(&child);
+  int status = child_wait(&child);
   if (status < 0) {
-    say("waiting for %s failed: %s", argv[0], pc_error_text());
+    say("waiting for %s failed: %s", argv[0], strerror(errno));
     finish(PC_EXIT_IO);
   }
   VERBOSE("%s exited with status %d", argv[0], status);

@@ -67,9 +67,6 @@ struct stream {
   int shut_dst;     /* shut the destination once drained after eof */
   int fatal_broken; /* a gone reader ends pollcat (our own stdout/stderr) */
   int quiet_broken; /* a gone reader is normal (a child that stops reading) */
-  int retrying;     /* the last write made no progress (retry_writes) */
-  int retry_ms;
-  double retry_at;
   unsigned long long *count;
 };
 
@@ -80,7 +77,6 @@ struct relay {
   int n;
   int input;       /* index of the stream fed by our stdin, or -1 */
   int broken;      /* some reader went away before the end */
-  unsigned long long moves; /* reads and writes that moved data, so far */
   int until;       /* UNTIL_ALL_DONE or UNTIL_OUTPUT_DONE */
   const char *label; /* -k: "client ADDR port N: ", else "" */
   int failed;      /* -k: the status this relay (one client) failed with */
@@ -118,6 +114,11 @@ void mode_connect(const char *host, const char *port_text);
 void mode_listen(const char *host, const char *port_text);
 
 /* ---- child.c: children, and one relay per connection ------------------- */
+
+/* A child started by start_child: its process descriptor. */
+struct pc_child {
+  int proc;
+};
 
 /* One connection: relayed to our stdout (-k alone), or to a child of its
  * own (-e), whose stderr goes to ours. */

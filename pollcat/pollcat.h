@@ -45,8 +45,6 @@ enum pc_err {
   PCE_REFUSED,
   PCE_INUSE,
   PCE_TIMEDOUT,
-  PCE_NOENT,      /* no such file (spawn) */
-  PCE_ACCESS,     /* permission denied / not executable (spawn) */
   PCE_OTHER
 };
 
@@ -62,9 +60,9 @@ struct pc_io {
   pc_sock sock;     /* the socket, for PC_IO_SOCKET */
   void *handle;     /* Windows: the HANDLE behind fd, for PC_IO_STREAM */
   size_t max_write; /* a write after POLLOUT of at most this never blocks */
-  /* Writes never block (a socket, our end of a child's stdin): the relay
-   * writes until the data is gone or nothing more fits, rather than one
-   * chunk per wait. */
+  /* Writes never block (a socket, our end of a child's stdin on POSIX):
+   * the relay writes until the data is gone or nothing more fits, rather
+   * than one write per wait. */
   int nonblocking;
   /* Reads never block (a non-blocking descriptor of our own): the relay
    * reads until nothing more is ready or the buffer is full. */
@@ -74,19 +72,13 @@ struct pc_io {
   /* Windows: a pipe read asks PeekNamedPipe first and reads only what is
    * there, so that reads never block and may repeat in a round. */
   int peek;
+  /* Windows: our end of a child's pipe (anypoll_spawn), opened for
+   * overlapped I/O: read and written with anypoll_read and anypoll_write,
+   * as the C runtime's _read would not wait for the data. */
+  int overlapped;
   /* POLLERR was reported for this end (a socket): its end of input is a
    * reset, never a clean finish (Wine's recv returns 0 after a reset). */
   int err_seen;
-  /* The platform cannot report write readiness for this end (a Windows
-   * pipe we own, in PIPE_NOWAIT mode): after a write that made no progress
-   * the relay retries on a timer instead of waiting for POLLOUT. */
-  int retry_writes;
-};
-
-struct pc_child {
-  intptr_t pid;    /* POSIX pid */
-  int proc;        /* POSIX: anypoll_spawn's process descriptor */
-  void *process;   /* Windows process handle */
 };
 
 /* ---- Provided by posix.c or win32.c ------------------------------------ */
@@ -144,13 +136,10 @@ int pc_sock_io(pc_sock s, struct pc_io *io);
  * pc_error and pc_error_text describing it), or not (0). */
 int pc_sock_failed(struct pc_io *io);
 
-/* Starts argv[0] with pipes for its standard streams; io[0] is the write
- * end of its stdin, io[1] and io[2] the read ends of its stdout and stderr.
- * 0, or -1 with pc_error (PCE_NOENT, PCE_ACCESS, PCE_OTHER). */
-int pc_spawn(char **argv, struct pc_io io[3], struct pc_child *child);
-/* Waits for the child to exit and returns its exit status (128 + signal
- * number when a POSIX child was killed by a signal), or -1. */
-int pc_child_wait(struct pc_child *child);
+/* Makes fd, our end of the child's standard stream n (0, 1, 2) from
+ * anypoll_spawn (the write end of its stdin, the read ends of its stdout
+ * and stderr), a relay end point. */
+void pc_child_io(int n, int fd, struct pc_io *io);
 
 /* A monotonic clock and this process's CPU time (all threads), in ms. */
 double pc_now_ms(void);

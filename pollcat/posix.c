@@ -38,11 +38,6 @@ static enum pc_err classify(int e) {
   case ECONNREFUSED: return PCE_REFUSED;
   case EADDRINUSE: return PCE_INUSE;
   case ETIMEDOUT: return PCE_TIMEDOUT;
-  case ENOENT: return PCE_NOENT;
-  case EACCES:
-  case ENOEXEC:
-  case EISDIR:
-    return PCE_ACCESS;
   case 0: return PCE_NONE;
   default: return PCE_OTHER;
   }
@@ -149,9 +144,11 @@ void pc_std_io(int n, struct pc_io *io) {
 
 long pc_read(struct pc_io *io, void *buf, size_t len) {
   for (;;) {
+    /* Streams through anypoll_read, which is read() here, as the
+     * Windows layer reads a child's pipes. */
     ssize_t n = io->kind == PC_IO_SOCKET || io->dontwait
                     ? recv(io->fd, buf, len, io->dontwait ? MSG_DONTWAIT : 0)
-                    : read(io->fd, buf, len);
+                    : anypoll_read(io->fd, buf, (unsigned)len);
     if (n >= 0)
       return (long)n;
     if (errno != EINTR)
@@ -164,7 +161,7 @@ long pc_write(struct pc_io *io, const void *buf, size_t len) {
     ssize_t n = io->kind == PC_IO_SOCKET || io->dontwait
                     ? send(io->fd, buf, len,
                            MSG_NOSIGNAL | (io->dontwait ? MSG_DONTWAIT : 0))
-                    : write(io->fd, buf, len);
+                    : anypoll_write(io->fd, buf, (unsigned)len);
     if (n >= 0)
       return (long)n;
     if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -183,7 +180,7 @@ void pc_shut(struct pc_io *io) {
 
 void pc_close(struct pc_io *io) {
   if (io->fd >= 0)
-    close(io->fd);
+    anypoll_close(io->fd);
   io->fd = -1;
 }
 
@@ -277,48 +274,24 @@ int pc_sock_failed(struct pc_io *io) {
   return 1;
 }
 
-/* anypoll_spawn starts the child: PATH search, pipes whose parent's ends
- * no other child inherits, default signal actions (SIGPIPE included, as
- * from a shell); its process descriptor gives the status. */
-int pc_spawn(char **argv, struct pc_io io[3], struct pc_child *child) {
-  int stdio[3] = { ANYPOLL_STDIO_PIPE, ANYPOLL_STDIO_PIPE, ANYPOLL_STDIO_PIPE };
-  int p[3], proc;
-  if (anypoll_spawn(argv[0], argv, NULL, stdio, p, &proc) != 0)
-    return fail();
-  /* Our end of the child's stdin must never block the relay: a child that
-   * stops reading would stop its own output being read too. Our read ends
-   * are non-blocking so that each round reads all that is ready. */
-  for (int i = 0; i < 3; i++)
-    fcntl(p[i], F_SETFL, fcntl(p[i], F_GETFL) | O_NONBLOCK);
-  /* The pipes are ours: 1 MiB (Linux's default limit for unprivileged
+/* Our end of a child's pipe: non-blocking, so that a child that stops
+ * reading its stdin cannot stop the relay (and with it the reading of
+ * its own output), and so that each round reads all that is ready. */
+void pc_child_io(int n, int fd, struct pc_io *io) {
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  /* The pipe is ours: 1 MiB (Linux's default limit for unprivileged
    * processes) instead of 64 KiB, so that each round moves more. Best
    * effort: a smaller limit leaves the pipe as it is. */
 #ifdef F_SETPIPE_SZ
-  for (int i = 0; i < 3; i++)
-    fcntl(p[i], F_SETPIPE_SZ, 1 << 20);
+  fcntl(fd, F_SETPIPE_SZ, 1 << 20);
 #endif
-  stream_io(p[0], &io[0]);
-  stream_io(p[1], &io[1]);
-  stream_io(p[2], &io[2]);
-  io[0].max_write = SIZE_MAX; /* non-blocking: partial writes are fine */
-  io[0].nonblocking = 1;
-  io[1].nb_read = 1;
-  io[2].nb_read = 1;
-  child->pid = (intptr_t)anypoll_proc_pid(proc);
-  child->proc = proc;
-  child->process = NULL;
-  return 0;
-}
-
-int pc_child_wait(struct pc_child *child) {
-  int status;
-  while (anypoll_proc_wait(child->proc, &status) != 0) {
-    if (errno != EINTR)
-      return fail();
+  stream_io(fd, io);
+  if (n == 0) {
+    io->max_write = SIZE_MAX; /* non-blocking: partial writes are fine */
+    io->nonblocking = 1;
+  } else {
+    io->nb_read = 1;
   }
-  anypoll_close(child->proc);
-  child->proc = -1;
-  return status;
 }
 
 double pc_now_ms(void) {

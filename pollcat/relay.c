@@ -4,9 +4,11 @@
  *
  * Read from a stream's source when its buffer has room, write to its
  * destination when it holds data. Nothing waits anywhere but in
- * anypoll_poll: sockets and our end of a child's stdin are non-blocking,
- * and every other write is bounded to what POLLOUT promises will fit
- * (pollcat.h, max_write). */
+ * anypoll_poll: sockets and (POSIX) our end of a child's stdin are
+ * non-blocking, a write to our Windows end of a child's stdin returns once
+ * issued (anypoll_write; the end reports POLLOUT again once that write has
+ * completed), and every other write is bounded to what POLLOUT promises
+ * will fit (pollcat.h, max_write). */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -20,11 +22,6 @@
  * writes all that is ready, so a bigger buffer means fewer rounds (a pipe
  * holds 64 KiB, a loopback socket several times that). */
 #define BUF_SIZE (256 * 1024)
-/* Retry interval bounds for destinations without write readiness (see
- * retry_writes): short enough to keep a busy relay moving, long enough
- * that a stalled one costs nothing measurable. */
-#define RETRY_MIN_MS 1
-#define RETRY_MAX_MS 16
 
 struct stats stats;
 
@@ -69,7 +66,6 @@ void stream_init(struct stream *s, const char *src_name,
     say("out of memory");
     exit(PC_EXIT_IO);
   }
-  s->retry_ms = RETRY_MIN_MS;
   if (src->fd < 0)
     s->eof = 1; /* no such standard stream: an empty input */
 }
@@ -188,18 +184,9 @@ static int stream_write_once(struct relay *r, struct stream *s, double now) {
   }
   if (w == 0) {
     stats.zero_writes[s->count - stats.bytes]++;
-    if (s->dst->retry_writes) {
-      if (s->retrying && s->retry_ms < RETRY_MAX_MS)
-        s->retry_ms *= 2;
-      s->retrying = 1;
-      s->retry_at = now + s->retry_ms;
-    }
     return 0;
   }
-  s->retrying = 0;
-  s->retry_ms = RETRY_MIN_MS;
   stats.writes[s->count - stats.bytes]++;
-  r->moves++;
   s->head += (size_t)w;
   *s->count += (unsigned long long)w;
   r->last_activity = now;
@@ -243,7 +230,6 @@ static int stream_read(struct relay *r, struct stream *s, double now) {
   }
   s->tail += (size_t)got;
   stats.reads[s->count - stats.bytes]++;
-  r->moves++;
   return 1;
 }
 
@@ -326,21 +312,14 @@ void relay_fds(struct relay *r, struct pollfd *pfd, anypoll_nfds_t *n,
     struct stream *s = &r->s[i];
     if (wants_read(s))
       add_fd(pfd, n, s->src->fd, POLLIN);
-    if (wants_write(s)) {
-      if (s->retrying) {
-        if (*wake < 0 || s->retry_at < *wake)
-          *wake = s->retry_at;
-      } else {
-        add_fd(pfd, n, s->dst->fd, POLLOUT);
-      }
-    }
+    if (wants_write(s))
+      add_fd(pfd, n, s->dst->fd, POLLOUT);
   }
 }
 
 /* Does what the poll's answer allows, then checks -q and -w. */
 void relay_handle(struct relay *r, const struct pollfd *pfd,
                          anypoll_nfds_t n, double now) {
-  unsigned long long moves_before = r->moves;
   for (anypoll_nfds_t k = 0; k < n; k++)
     if (pfd[k].revents & POLLERR)
       for (int i = 0; i < r->n; i++)
@@ -351,27 +330,13 @@ void relay_handle(struct relay *r, const struct pollfd *pfd,
     struct stream *s = &r->s[i];
     int can_write = 0, can_read = 0;
     if (wants_write(s))
-      can_write = s->retrying ? now >= s->retry_at
-                              : revents_of(pfd, n, s->dst->fd) != 0;
+      can_write = revents_of(pfd, n, s->dst->fd) != 0;
     if (wants_read(s))
       can_read = revents_of(pfd, n, s->src->fd) != 0;
     if (can_read || can_write)
       stream_pump(r, s, now, can_read, can_write);
     if (s->eof && !s->done && s->head == s->tail)
       stream_end(r, s);
-  }
-  /* A destination without write readiness (a Windows pipe to a child)
-   * waits on a timer; but when data moved this round, most likely the
-   * child has read some of its input (a filter's output is the sign of
-   * it), so try again now rather than sleep. */
-  if (r->moves != moves_before) {
-    for (int i = 0; i < r->n; i++) {
-      struct stream *s = &r->s[i];
-      if (s->retrying && wants_write(s))
-        stream_pump(r, s, now, 0, 1);
-      if (s->eof && !s->done && s->head == s->tail)
-        stream_end(r, s);
-    }
   }
   int deadline_status;
   double deadline = relay_deadline(r, &deadline_status);

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* pollcat's Windows layer: handles behind C runtime descriptors (which is
- * what anypoll waits on), Winsock, and CreateProcess with anonymous pipes.
+ * what anypoll waits on), Winsock, and our ends of a child's pipes.
  *
- * Writes. Windows reports no write readiness for pipes, so a write to a
- * pipe may block however small it is. Where that could deadlock the relay
- * it must not happen: the pipe to a child's stdin is ours alone, and is put
- * in PIPE_NOWAIT mode, so a write takes what fits (possibly nothing) and
- * the relay retries on a short timer while the child is not reading. Our
- * own stdout and stderr belong to whoever started us (their mode is shared
- * with other processes), so writes to them stay blocking: a slow reader
- * there holds the relay back, as any pipeline does, but cannot deadlock it,
- * since nothing we could do meanwhile would make that reader go faster. */
+ * Writes. Windows reports no write readiness for a pipe it did not make
+ * for overlapped I/O, so a write to such a pipe may block however small it
+ * is. Where that could deadlock the relay it must not happen: our end of a
+ * child's stdin comes from anypoll_spawn, overlapped, and anypoll_write on
+ * it returns once the write is issued; while that write is still pending
+ * (the child is not reading) the end reports no POLLOUT, so the relay
+ * waits in anypoll_poll instead of in a write, and never writes twice per
+ * POLLOUT (a second write would wait for the first). Our own stdout and
+ * stderr belong to whoever started us (their mode is shared with other
+ * processes), so writes to them stay blocking: a slow reader there holds
+ * the relay back, as any pipeline does, but cannot deadlock it, since
+ * nothing we could do meanwhile would make that reader go faster. */
 #include <errno.h>
 #include <fcntl.h>
 #include <io.h>
@@ -20,26 +23,34 @@
 #include <windows.h>
 
 #include "pollcat.h"
-#include "winproc.h"
 
 #define CHUNK 65536
-/* Writes to the child's stdin pipe (PC_CHILD_PIPE_SIZE, winproc.h): room
- * for a few nowait writes, each small enough to fit while the child drains
- * the pipe (Wine takes a nowait write whole or not at all). */
-#define CHILD_WRITE 262144
 
 static DWORD last_error;
 static int last_is_wsa; /* 2: a would-block outside connect */
+/* The last failure was anypoll_read's or anypoll_write's: this errno. */
+static int last_errno;
+
+/* Records a Win32 or Winsock failure (kind: last_is_wsa's values). */
+static void set_last(DWORD code, int kind) {
+  last_error = code;
+  last_is_wsa = kind;
+  last_errno = 0;
+}
+
+static int fail_errno(void) {
+  set_last(0, 0);
+  last_errno = errno;
+  return -1;
+}
 
 static int fail_win(void) {
-  last_error = GetLastError();
-  last_is_wsa = 0;
+  set_last(GetLastError(), 0);
   return -1;
 }
 
 static int fail_wsa(void) {
-  last_error = (DWORD)WSAGetLastError();
-  last_is_wsa = 1;
+  set_last((DWORD)WSAGetLastError(), 1);
   return -1;
 }
 
@@ -52,6 +63,8 @@ static int fail_wsa_io(void) {
 }
 
 enum pc_err pc_error(void) {
+  if (last_errno != 0)
+    return last_errno == EPIPE ? PCE_PIPE : PCE_OTHER;
   switch (last_error) {
   case 0: return PCE_NONE;
   case WSAEWOULDBLOCK: return last_is_wsa == 2 ? PCE_AGAIN : PCE_INPROGRESS;
@@ -67,12 +80,6 @@ enum pc_err pc_error(void) {
   case WSAECONNREFUSED: return PCE_REFUSED;
   case WSAEADDRINUSE: return PCE_INUSE;
   case WSAETIMEDOUT: return PCE_TIMEDOUT;
-  case ERROR_FILE_NOT_FOUND:
-  case ERROR_PATH_NOT_FOUND:
-    return PCE_NOENT;
-  case ERROR_ACCESS_DENIED:
-  case ERROR_BAD_EXE_FORMAT:
-    return PCE_ACCESS;
   default: return PCE_OTHER;
   }
 }
@@ -110,9 +117,6 @@ static const struct {
   { WSAEINVAL, "Invalid argument" },
   { WSATYPE_NOT_FOUND, "Servname not supported for ai_socktype" },
   { WSA_NOT_ENOUGH_MEMORY, "Memory allocation failure" },
-  /* exec of a file that is not a program: Windows' text has an unfilled
-   * "%1" in it ("Bad EXE format for %1"). */
-  { ERROR_BAD_EXE_FORMAT, "Exec format error" },
 };
 
 static const char *text_of(DWORD code) {
@@ -131,7 +135,9 @@ static const char *text_of(DWORD code) {
   return text;
 }
 
-const char *pc_error_text(void) { return text_of(last_error); }
+const char *pc_error_text(void) {
+  return last_errno != 0 ? strerror(last_errno) : text_of(last_error);
+}
 
 /* mingw's gai_strerror formats the system's text, ". " and all. Wine 8
  * passes some of glibc's (negative) EAI codes through unchanged, -9 for an
@@ -231,13 +237,13 @@ long pc_read(struct pc_io *io, void *buf, size_t len) {
     return fail_wsa_io();
   }
   if (io->peek) {
-    /* After poll returns no helper read is pending on the pipe (anypoll
-     * cancels it), so the peek does not wait behind one. */
+    /* After poll returns no helper read is pending on a synchronous pipe
+     * (anypoll cancels it), so the peek does not wait behind one; on an
+     * overlapped pipe (a child's) nothing waits behind a pending read. */
     DWORD avail = 0;
     if (PeekNamedPipe(io->handle, NULL, 0, NULL, &avail, NULL)) {
       if (avail == 0) {
-        last_error = WSAEWOULDBLOCK;
-        last_is_wsa = 2; /* PCE_AGAIN */
+        set_last(WSAEWOULDBLOCK, 2); /* PCE_AGAIN */
         return -1;
       }
       if (len > avail)
@@ -250,6 +256,11 @@ long pc_read(struct pc_io *io, void *buf, size_t len) {
       io->peek = 0;
       io->nb_read = 0;
     }
+  }
+  if (io->overlapped) {
+    /* At most what the peek saw: returns at once. 0 at end of input. */
+    int n = anypoll_read(io->fd, buf, (unsigned)len);
+    return n >= 0 ? n : fail_errno();
   }
   DWORD got = 0;
   if (ReadFile(io->handle, buf, (DWORD)len, &got, NULL))
@@ -270,6 +281,13 @@ long pc_write(struct pc_io *io, const void *buf, size_t len) {
       return 0;
     return fail_wsa();
   }
+  if (io->overlapped) {
+    /* Returns once issued: the write end reported POLLOUT, so no earlier
+     * write of ours is pending for it to wait for. EPIPE once the child
+     * has closed its stdin. */
+    int n = anypoll_write(io->fd, buf, (unsigned)len);
+    return n >= 0 ? n : fail_errno();
+  }
   DWORD done = 0;
   if (WriteFile(io->handle, buf, (DWORD)len, &done, NULL))
     return (long)done;
@@ -284,13 +302,18 @@ void pc_shut(struct pc_io *io) {
 }
 
 void pc_close(struct pc_io *io) {
+  /* Closes the handle too. anypoll_close, as our end of a child's stdin
+   * may hold a write still pending, which must reach the child before its
+   * end of input (anypoll_spawn keeps the end open until then). */
   if (io->fd >= 0)
-    _close(io->fd); /* closes the handle too */
+    anypoll_close(io->fd);
   io->fd = -1;
   io->handle = NULL;
 }
 
-/* Handles must not leak into the child: only its three pipe ends may. */
+/* Sockets must not leak into a child: anypoll_spawn gives ours only its
+ * three pipe ends, and a handle that is not inheritable stays out of any
+ * other process started with inheritance too. */
 static void no_inherit(HANDLE h) {
   SetHandleInformation(h, HANDLE_FLAG_INHERIT, 0);
 }
@@ -386,8 +409,7 @@ int pc_sock_io(pc_sock s, struct pc_io *io) {
   io->nb_read = 1;
   io->fd = _open_osfhandle((intptr_t)s, 0);
   if (io->fd < 0) {
-    last_error = ERROR_TOO_MANY_OPEN_FILES;
-    last_is_wsa = 0;
+    set_last(ERROR_TOO_MANY_OPEN_FILES, 0);
     return -1;
   }
   return 0;
@@ -400,77 +422,29 @@ int pc_sock_failed(struct pc_io *io) {
                  &len) != 0 ||
       err == 0)
     return 0;
-  last_error = (DWORD)err;
-  last_is_wsa = 1;
+  set_last((DWORD)err, 1);
   return 1;
 }
 
-/* ---- Child processes --------------------------------------------------- */
+/* ---- Our ends of a child's pipes (anypoll_spawn) ----------------------- */
 
-static int wrap_handle(HANDLE h, int flags, struct pc_io *io) {
+void pc_child_io(int n, int fd, struct pc_io *io) {
   memset(io, 0, sizeof *io);
+  io->fd = fd;
   io->kind = PC_IO_STREAM;
   io->sock = PC_NO_SOCK;
-  io->handle = h;
-  io->max_write = CHUNK;
-  io->peek = 1;
-  io->nb_read = 1;
-  io->fd = _open_osfhandle((intptr_t)h, flags);
-  return io->fd < 0 ? -1 : 0;
-}
-
-int pc_spawn(char **argv, struct pc_io io[3], struct pc_child *child) {
-  HANDLE in_r = NULL, in_w = NULL, out_r = NULL, out_w = NULL, err_r = NULL,
-         err_w = NULL;
-  if (!pc_win_pipe(&in_r, &in_w, 1) || !pc_win_pipe(&out_r, &out_w, 0) ||
-      !pc_win_pipe(&err_r, &err_w, 0)) {
-    fail_win();
-    goto undo;
+  io->handle = (HANDLE)_get_osfhandle(fd);
+  io->overlapped = 1;
+  if (n == 0) {
+    /* One write per POLLOUT, of all the buffer holds: it never blocks,
+     * and the next one waits for it (pc_write). */
+    io->max_write = SIZE_MAX;
+  } else {
+    /* Peeked first, so that reads never block and may repeat. */
+    io->max_write = CHUNK;
+    io->peek = 1;
+    io->nb_read = 1;
   }
-  /* Only our end's mode changes: the child reads its end blocking. */
-  DWORD mode = PIPE_READMODE_BYTE | PIPE_NOWAIT;
-  if (!SetNamedPipeHandleState(in_w, &mode, NULL, NULL)) {
-    fail_win();
-    goto undo;
-  }
-  HANDLE process = pc_win_start(argv, in_r, out_w, err_w);
-  if (process == NULL) {
-    fail_win();
-    goto undo;
-  }
-  CloseHandle(in_r);
-  CloseHandle(out_w);
-  CloseHandle(err_w);
-  child->pid = (intptr_t)GetProcessId(process);
-  child->process = process;
-  if (wrap_handle(in_w, 0, &io[0]) != 0 ||
-      wrap_handle(out_r, _O_RDONLY, &io[1]) != 0 ||
-      wrap_handle(err_r, _O_RDONLY, &io[2]) != 0) {
-    last_error = ERROR_TOO_MANY_OPEN_FILES;
-    last_is_wsa = 0;
-    return -1;
-  }
-  io[0].max_write = CHILD_WRITE;
-  io[0].retry_writes = 1;
-  io[0].nonblocking = 1;
-  return 0;
-undo:
-  {
-    HANDLE all[6] = { in_r, in_w, out_r, out_w, err_r, err_w };
-    for (int i = 0; i < 6; i++)
-      if (all[i] != NULL)
-        CloseHandle(all[i]);
-  }
-  return -1;
-}
-
-int pc_child_wait(struct pc_child *child) {
-  DWORD code;
-  if (WaitForSingleObject(child->process, INFINITE) != WAIT_OBJECT_0 ||
-      !GetExitCodeProcess(child->process, &code))
-    return fail_win();
-  CloseHandle(child->process);
-  return (int)code;
 }
 
 double pc_now_ms(void) {

@@ -5,6 +5,8 @@
  *   --both      also copy everything to stderr
  *   --no-read   do not read stdin at all
  *   --exit N    exit with status N at the end
+ *   --sleep MS  sleep MS milliseconds first (with --no-read: a child that
+ *               lives on without reading its stdin)
  *   --args ...  print each further argument as [ARG] on its own line and
  *               exit (checks the command line pollcat built for us)
  *   --relay CMD ARGS  (Windows only, for bench/pollcat-throughput) run CMD
@@ -17,6 +19,9 @@
  *               LIST (digits 0, 1, 2: "02" is stdin and stderr), as a
  *               shell's <&- and >&- do on POSIX and a parent that gives no
  *               standard handle does on Windows; exit with CMD's status. */
+#ifndef _WIN32
+#  define _POSIX_C_SOURCE 200809L /* nanosleep */
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +37,7 @@
 #ifdef _WIN32
 #  include <windows.h>
 
-#  include "../winproc.h"
+#  include "winproc.h"
 
 struct copy {
   HANDLE from, to;
@@ -101,8 +106,16 @@ static int run_closed(const int closed[3], char **argv) {
     return 96;
   return child_status(process);
 }
+static void sleep_ms(int ms) { Sleep((DWORD)ms); }
 #else
 #  include <errno.h>
+#  include <time.h>
+
+static void sleep_ms(int ms) {
+  struct timespec t = { ms / 1000, (long)(ms % 1000) * 1000000L };
+  while (nanosleep(&t, &t) != 0 && errno == EINTR)
+    ;
+}
 
 static int relay(char **argv) {
   (void)argv;
@@ -132,7 +145,7 @@ static int write_all(int fd, const char *p, long n) {
 }
 
 int main(int argc, char **argv) {
-  int both = 0, no_read = 0, status = 0;
+  int both = 0, no_read = 0, status = 0, sleep_for = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--both") == 0)
       both = 1;
@@ -153,6 +166,8 @@ int main(int argc, char **argv) {
       return 0;
     } else if (strcmp(argv[i], "--exit") == 0 && i + 1 < argc)
       status = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--sleep") == 0 && i + 1 < argc)
+      sleep_for = atoi(argv[++i]);
     else {
       fprintf(stderr, "pccat: bad argument '%s'\n", argv[i]);
       return 99;
@@ -163,6 +178,7 @@ int main(int argc, char **argv) {
   _setmode(1, _O_BINARY);
   _setmode(2, _O_BINARY);
 #endif
+  sleep_ms(sleep_for);
   static char buf[65536];
   while (!no_read) {
     long n = read(0, buf, sizeof buf);

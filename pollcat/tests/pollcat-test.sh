@@ -440,10 +440,11 @@ errors)
   CHECK_IN=. check "stdin a directory" 10 "stdin: read failed: [A-Za-z][^.]*[a-z]\$" connect 127.0.0.1 "$PORT"
   wait $lpid
   # A command that exists but cannot be run: 126. Natively a file without
-  # execute permission; on Windows a file that is not a program.
+  # execute permission; on Windows a file that is not a program, which
+  # anypoll_spawn reports as EACCES, worded as natively.
   if [ $WIN = 1 ]; then
     printf 'not a program\n' >notexe.exe
-    check "command not runnable" 126 "exec \./notexe\.exe: Exec format error\$" exec -- ./notexe.exe
+    check "command not runnable" 126 "exec \./notexe\.exe: Permission denied\$" exec -- ./notexe.exe
   else
     printf '#!/bin/sh\n' >noexec
     chmod 644 noexec
@@ -469,6 +470,17 @@ errors)
   expect_status "child not reading" 3 $?
   [ ! -s err.txt ] || fail "child not reading: '$(cat err.txt)'"
   note "child that does not read its stdin -> its status 3, no message"
+  # A child that lives 2 s without reading its stdin while pollcat has
+  # data for it: pollcat waits in anypoll_poll for the pipe to take more
+  # (POLLOUT) or the child to go, with no timer. A relay that retried its
+  # writes on a timer (the Windows build's PIPE_NOWAIT pipe before
+  # anypoll_spawn: 1-16 ms, about 125 polls in 2 s) fails the bound.
+  timeout 60 "${RUN[@]}" "$PC" --stats exec -- "$CAT" --no-read --sleep 2000 --exit 4 <zeros >/dev/null 2>err.txt
+  expect_status "child not reading for 2 s" 4 $?
+  line=$(grep 'stats: polls' err.txt) || fail "no counts in err.txt: $(cat err.txt)"
+  polls=$(echo "$line" | sed 's/.*polls \([0-9]*\),.*/\1/')
+  [ "$polls" -le 20 ] || fail "$polls polls while the child did not read: $line"
+  note "child not reading for 2 s: $polls polls ($line)"
   ;;
 
 closed_std)

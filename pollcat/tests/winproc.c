@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Starting a Windows child process (winproc.h): the command line, the
- * pipes and CreateProcess, for pollcat's exec mode and for pccat. */
+ * pipes and CreateProcess, for pccat. */
 #include <string.h>
 
 #include "winproc.h"

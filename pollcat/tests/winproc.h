@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Starting a Windows child process, shared by pollcat (win32.c) and its
- * test child pccat: the command line, the pipes and CreateProcess. */
+/* Starting a Windows child process for pollcat's test child pccat (its
+ * --relay and --closed): the command line, anonymous pipes and
+ * CreateProcess, as a plain Windows program does it. pollcat itself starts
+ * its children with anypoll_spawn. */
 #ifndef POLLCAT_WINPROC_H
 #define POLLCAT_WINPROC_H
 
 #include <windows.h>
 
-/* The pipes to a child: 1 MiB, so that each relay round moves more. */
+/* The pipes to a child: 1 MiB, so that each copy moves more. */
 #define PC_CHILD_PIPE_SIZE 1048576
 
 /* An anonymous pipe whose child end is inheritable and whose other end,
