@@ -29,9 +29,19 @@ int start_child(char **argv, struct pc_io io[3], struct pc_child *child) {
     say("exec %s: command not found", argv[0]);
     return PC_EXIT_NOCMD;
   }
-  say("exec %s: %s", argv[0], strerror(e));
-  return e == EACCES || e == ENOEXEC || e == EISDIR ? PC_EXIT_NOEXEC
-                                                     : PC_EXIT_IO;
+  /* EINVAL: Windows, what the command line cannot carry intact (a double
+   * quote in the command's name; '"', '%' or '!' in an argument of a
+   * batch file, which cmd.exe would split or expand: anypoll_spawn(3)). */
+  if (e == EINVAL)
+    say("exec %s: the command or an argument cannot be passed to it intact",
+        argv[0]);
+  else
+    say("exec %s: %s", argv[0], strerror(e));
+  /* As a shell says it: found, but it cannot be run as asked. */
+  return e == EACCES || e == ENOEXEC || e == EISDIR || e == E2BIG ||
+                 e == EINVAL
+             ? PC_EXIT_NOEXEC
+             : PC_EXIT_IO;
 }
 
 /* Waits for the child to exit and returns its status (anypoll_proc_wait's:

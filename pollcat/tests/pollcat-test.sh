@@ -334,6 +334,25 @@ exec_args)
   if [ $WIN = 1 ]; then tr -d '\r' <got >got.lf; else cp got got.lf; fi
   cmp -s want got.lf || fail "child got: $(cat got.lf)"
   note "${#args[@]} awkward arguments arrived unchanged"
+  if [ $WIN = 1 ]; then
+    # A batch file runs through cmd.exe, whose own parsing must not run a
+    # second command: an argument with blanks or operators arrives whole
+    # (in the double quotes that %~1 removes); one with a double quote,
+    # which cmd.exe would split whatever the quoting, is refused with 126
+    # before anything runs. (pollcat before anypoll_spawn passed it, and
+    # cmd.exe ran "echo INJECTED".)
+    printf '@echo [%%1] [%%2]\r\n' >args.bat
+    pc exec -- ./args.bat 'a&echo INJECTED' 'b c' </dev/null >got 2>x.err
+    expect_status "exec a batch file" 0 $?
+    [ "$(tr -d '\r' <got)" = '["a&echo INJECTED"] ["b c"]' ] || fail "batch file got: $(cat got)"
+    pc exec -- ./args.bat 'x"&echo INJECTED' </dev/null >got 2>x.err
+    st=$?
+    grep -q INJECTED got && fail "cmd.exe ran a second command: $(cat got)"
+    expect_status "batch file, an argument with a double quote" 126 $st
+    grep -qx 'pollcat: exec \./args\.bat: the command or an argument cannot be passed to it intact' x.err ||
+      fail "batch file refused: '$(cat x.err)'"
+    note "batch file: operators passed whole, a double quote refused (126)"
+  fi
   ;;
 
 options)
