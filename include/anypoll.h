@@ -446,7 +446,10 @@ ANYPOLL_EXTERN int anypoll_proc_wait(int proc, int *status);
 
 /* anypoll_proc_kill - end the child of proc at once: SIGKILL on POSIX,
  * TerminateProcess with exit code 137 on Windows, so that both report 137.
- * 0 (also when the child has already exited), or -1 with errno (EBADF). */
+ * 0 (also when the child has already exited), or -1 with errno (EBADF).
+ * On Linux the signal goes through the pidfd, so it never reaches another
+ * process given the child's pid, even when SIGCHLD is ignored (without a
+ * pidfd it goes by pid: anypoll_proc_kill(3), NOTES). */
 ANYPOLL_EXTERN int anypoll_proc_kill(int proc);
 
 /* anypoll_proc_pid - the child's process id, or -1 with errno EBADF. */

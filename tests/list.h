@@ -245,6 +245,8 @@ TEST_CASE_SPAWN(spawn_envp)
 TEST_CASE_SPAWN(spawn_close_proc_leaves_child)
 /* fix-spawn: SIGCHLD ignored (the kernel reaps the children). */
 TEST_CASE_SPAWN_POSIX(spawn_sigchld_ignored)
+/* SIGCHLD ignored, the child's pid reused: the kill reaches no one. */
+TEST_CASE_SPAWN_POSIX(spawn_kill_never_reaches_reused_pid)
 /* test_spawn_io.c: data through the child's pipes, the streams it gets,
  * many children at once. */
 TEST_CASE_SPAWN(spawn_exit_before_read_loses_nothing)

@@ -10,15 +10,22 @@
  * both set backends themselves. Natively they run a second time with the
  * POSIX fallback for systems without pidfd_open (backend "spawnreaper": a
  * reaper thread per child). */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#  define _GNU_SOURCE /* unshare */
+#endif
 #include <errno.h>
 #include <string.h>
 
 #include "spawn_support.h"
 
 #ifndef _WIN32
+#  include <fcntl.h>
 #  include <signal.h>
 #  include <sys/wait.h>
 #  include <unistd.h>
+#endif
+#ifdef __linux__
+#  include <sched.h>
 #endif
 
 /* What must not change across a failed spawn (or a finished test). */
@@ -418,5 +425,102 @@ TEST(spawn_sigchld_ignored) {
     ASSERT_EQ(anypoll_close(proc), 0);
   }
   ASSERT_EQ(sigaction(SIGCHLD, &old, NULL), 0);
+}
+
+#  ifdef __linux__
+/* As the first process of a new PID namespace: a child that the kernel
+ * reaps (SIGCHLD ignored), its pid given to a bystander, and the child's
+ * kill. 0, or the status of a failed assertion. */
+static int kill_after_pid_reuse(void) {
+  struct sigaction ign, dfl;
+  memset(&ign, 0, sizeof ign);
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  dfl = ign;
+  dfl.sa_handler = SIG_DFL;
+  ASSERT_EQ(sigaction(SIGCHLD, &ign, NULL), 0);
+  /* Running until its input ends, so that the spawn opens its descriptor
+   * while it is alive (a child already gone would get no pidfd). */
+  int pipes[3], proc;
+  const char *steps[] = { "readall", NULL };
+  spawn_child(steps, ANYPOLL_STDIO_PIPE, ANYPOLL_STDIO_NULL,
+              ANYPOLL_STDIO_INHERIT, pipes, &proc);
+  long pid = anypoll_proc_pid(proc);
+  ASSERT_GT(pid, 1);
+  ASSERT_EQ(anypoll_close(pipes[0]), 0);
+  short rev;
+  ASSERT_EQ(poll_proc(proc, WATCHDOG_MS, &rev), 1);
+  /* Gone and reaped. The bystander is ours to reap, to see what ended
+   * it. */
+  ASSERT_EQ(sigaction(SIGCHLD, &dfl, NULL), 0);
+  int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
+  ASSERT_GE(fd, 0);
+  char last[32];
+  int n = snprintf(last, sizeof last, "%ld", pid - 1);
+  ASSERT_EQ(write(fd, last, (size_t)n), n);
+  close(fd);
+  pid_t bystander = fork();
+  ASSERT_GE(bystander, 0);
+  if (bystander == 0) {
+    for (;;)
+      pause();
+  }
+  ASSERT_EQ(bystander, pid);
+  /* 0: the child has exited, which is not an error. */
+  ASSERT_EQ(anypoll_proc_kill(proc), 0);
+  /* Our SIGTERM ends the bystander, unless the SIGKILL reached it first:
+   * a process being killed takes no other signal. */
+  ASSERT_EQ(kill(bystander, SIGTERM), 0);
+  int st;
+  ASSERT_EQ(waitpid(bystander, &st, 0), bystander);
+  ASSERT(WIFSIGNALED(st));
+  if (WTERMSIG(st) != SIGTERM)
+    fprintf(stderr, "the bystander with the child's old pid %ld was ended "
+                    "by signal %d\n", pid, WTERMSIG(st));
+  ASSERT_EQ(WTERMSIG(st), SIGTERM);
+  int status = -1;
+  errno = 0;
+  ASSERT_EQ(anypoll_proc_wait(proc, &status), -1);
+  ASSERT_EQ(errno, ECHILD);
+  ASSERT_EQ(anypoll_close(proc), 0);
+  return 0;
+}
+#  endif
+
+/* POSIX: with SIGCHLD ignored the kernel reaps the child when it exits,
+ * and its pid may go to another process at once: anypoll_proc_kill then
+ * returns 0 (the child has exited) and its SIGKILL reaches no one. On
+ * Linux the reuse is made certain in a PID namespace of our own (under a
+ * user namespace, so no privilege is needed), whose ns_last_pid makes the
+ * next fork take the reaped child's pid; kill by pid ended that bystander.
+ * Where user namespaces are not allowed (or elsewhere than Linux) the case
+ * cannot be set up: status 77, which CTest reports as skipped. */
+TEST(spawn_kill_never_reaches_reused_pid) {
+  spawn_begin();
+#  ifdef __linux__
+  pid_t outer = fork();
+  ASSERT_GE(outer, 0);
+  if (outer == 0) {
+    if (unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0)
+      _exit(77);
+    pid_t init = fork(); /* pid 1 of the new namespace */
+    if (init == 0)
+      exit(kill_after_pid_reuse());
+    int st;
+    if (init < 0 || waitpid(init, &st, 0) != init)
+      _exit(3);
+    _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 4);
+  }
+  int st;
+  ASSERT_EQ(waitpid(outer, &st, 0), outer);
+  ASSERT(WIFEXITED(st));
+  if (WEXITSTATUS(st) != 77) {
+    ASSERT_EQ(WEXITSTATUS(st), 0);
+    return;
+  }
+#  endif
+  printf("no PID namespace of our own here: pid reuse cannot be made "
+         "certain; skipped\n");
+  exit(77);
 }
 #endif

@@ -20,13 +20,19 @@
  * anypoll_close forgets the entry before closing the number (rw.c), so no
  * other thread can be given the number meanwhile. The child is reaped only
  * under the mutex, and anypoll_proc_kill signals it only under it, so a
- * kill never reaches a reused pid. A program must not reap these children
- * itself (waitpid(-1) in a SIGCHLD handler): their wait then fails with
- * ECHILD. The same holds when SIGCHLD is ignored (SIG_IGN, or SA_NOCLDWAIT):
- * the kernel reaps each child as it exits, maybe before pidfd_open, which
- * then fails with ESRCH although the child ran; the spawn succeeds all the
- * same, with a descriptor that is readable at once (proc_open_gone). */
+ * kill never reaches a pid reused after our own reap. A program must not
+ * reap these children itself (waitpid(-1) in a SIGCHLD handler): their
+ * wait then fails with ECHILD. The same holds when SIGCHLD is ignored
+ * (SIG_IGN, or SA_NOCLDWAIT): the kernel reaps each child as it exits,
+ * maybe before pidfd_open, which then fails with ESRCH although the child
+ * ran; the spawn succeeds all the same, with a descriptor that is readable
+ * at once (proc_open_gone). A child the kernel reaped frees its pid
+ * without our knowing, for another process to get: so anypoll_proc_kill
+ * signals through the pidfd (pidfd_send_signal), which names that one
+ * process and fails with ESRCH once it has gone, never by pid where a
+ * pidfd exists (proc_signal). */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -50,6 +56,7 @@ struct spawn_reaper {
   int wfd;
   int refs;   /* the thread's and the table entry's */
   int closed; /* the process descriptor was closed: write nothing */
+  int exited; /* the thread saw the child exit (or be reaped elsewhere) */
 };
 
 struct spawn_entry {
@@ -57,6 +64,7 @@ struct spawn_entry {
   int status;
   unsigned char used, reaped;
   unsigned char gone; /* reaped by someone else before it was opened */
+  unsigned char pidfd; /* the descriptor is a pidfd */
   struct spawn_reaper *reaper;
 };
 
@@ -111,6 +119,7 @@ static void *reaper_main(void *arg) {
          errno == EINTR)
     ;
   pthread_mutex_lock(&spawn_lock);
+  r->exited = 1;
   if (!r->closed) {
     /* The pipe is empty: the write cannot block. */
     while (write(r->wfd, "x", 1) < 0 && errno == EINTR)
@@ -180,16 +189,19 @@ static int proc_open_gone(int *fd) {
 
 /* A descriptor for pid: a pidfd where the system has them, else the
  * fallback's; *r gets the fallback's state or NULL; *gone is 1 when the
- * child has been reaped already (by someone else). */
+ * child has been reaped already (by someone else), *is_pidfd 1 for a
+ * pidfd. */
 static int proc_open(pid_t pid, int *fd, struct spawn_reaper **r,
-                     int *gone) {
+                     int *gone, int *is_pidfd) {
   *r = NULL;
   *gone = 0;
+  *is_pidfd = 0;
 #if defined(__linux__) && defined(SYS_pidfd_open)
   if (!anypoll__spawn_use_reaper) {
     long pidfd = syscall(SYS_pidfd_open, (long)pid, 0L);
     if (pidfd >= 0) {
       *fd = (int)pidfd;
+      *is_pidfd = 1;
       return 0;
     }
     if (errno == ESRCH) {
@@ -207,7 +219,7 @@ static int proc_open(pid_t pid, int *fd, struct spawn_reaper **r,
 
 /* Registers fd as pid's descriptor: 0, or -1 with ENOMEM. */
 static int proc_register(int fd, pid_t pid, struct spawn_reaper *r,
-                         int gone) {
+                         int gone, int is_pidfd) {
   int ret = 0;
   pthread_mutex_lock(&spawn_lock);
   if (fd >= spawn_table_len) {
@@ -234,6 +246,7 @@ static int proc_register(int fd, pid_t pid, struct spawn_reaper *r,
     e->pid = pid;
     e->reaper = r;
     e->gone = (unsigned char)gone;
+    e->pidfd = (unsigned char)is_pidfd;
     atomic_fetch_add(&spawn_live, 1);
   }
   pthread_mutex_unlock(&spawn_lock);
@@ -245,10 +258,10 @@ static int proc_register(int fd, pid_t pid, struct spawn_reaper *r,
 int anypoll__proc_new(pid_t pid, int *proc) {
   int fd = -1;
   struct spawn_reaper *r = NULL;
-  int gone;
-  if (proc_open(pid, &fd, &r, &gone) != 0)
+  int gone, is_pidfd;
+  if (proc_open(pid, &fd, &r, &gone, &is_pidfd) != 0)
     return -1;
-  if (proc_register(fd, pid, r, gone) != 0) {
+  if (proc_register(fd, pid, r, gone, is_pidfd) != 0) {
     if (r != NULL) {
       pthread_mutex_lock(&spawn_lock);
       r->closed = 1;
@@ -317,12 +330,50 @@ int anypoll_proc_wait(int proc, int *status) {
   return ret;
 }
 
+/* Under spawn_lock: SIGKILL to the child of entry e (descriptor fd), which
+ * we have not reaped. Its result is not reported: a child that has exited
+ * already is not an error (anypoll_proc_kill returns 0). */
+static void proc_signal(int fd, const struct spawn_entry *e) {
+#if defined(__linux__) && defined(SYS_pidfd_send_signal)
+  if (e->pidfd) {
+    /* The pidfd names this process and no other: ESRCH once the kernel
+     * has reaped it (SIGCHLD ignored), even if its pid is another
+     * process's by now; a zombie accepts the signal, as by pid. */
+    if (syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0U) == 0 ||
+        (errno != ENOSYS && errno != EPERM))
+      return;
+    /* ENOSYS or EPERM: a seccomp filter that lets pidfd_open through but
+     * not this call. By pid then, unless the pidfd says the child has
+     * exited (its pid may be reused once the kernel has reaped it; only
+     * a child exiting between the poll and the kill escapes the check). */
+    struct pollfd p = { fd, POLLIN, 0 };
+    if (poll(&p, 1, 0) != 0)
+      return;
+  }
+#else
+  (void)fd;
+#endif
+  /* By pid, where there is no pidfd (other systems, kernels before 5.3,
+   * the fallback's pipe), which nothing better can name. Safe unless
+   * SIGCHLD is ignored: the pid stays ours until we reap it (a zombie
+   * accepts the signal too). With SIGCHLD ignored the kernel reaps the
+   * child at its exit and may give the pid to another process; the
+   * fallback's thread sees that exit and marks it (exited) before the
+   * descriptor reports POLLIN, which leaves only the moment between the
+   * exit and the thread's wake-up. */
+  if (e->reaper != NULL && e->reaper->exited)
+    return;
+  kill(e->pid, SIGKILL);
+}
+
 int anypoll_proc_kill(int proc) {
+  int saved = errno; /* a signal's ESRCH is no failure of ours */
   pthread_mutex_lock(&spawn_lock);
   struct spawn_entry *e = spawn_find(proc);
   if (e != NULL && !e->reaped && !e->gone)
-    kill(e->pid, SIGKILL); /* a zombie accepts it too */
+    proc_signal(proc, e);
   pthread_mutex_unlock(&spawn_lock);
+  errno = saved;
   if (e == NULL) {
     errno = EBADF;
     return -1;
