@@ -3,31 +3,14 @@
  * spawn.c): argv[0]'s own parsing rule, the ANSI code page, batch files
  * run through cmd.exe without command injection, the handle list, and
  * the PATH search with the ".exe" rule. The cross-platform cases are in
- * test_spawn.c. */
+ * test_spawn.c and test_spawn_io.c. */
 #include <errno.h>
 #include <io.h>
 #include <stdio.h>
 #include <string.h>
 #include <windows.h>
 
-#include "test.h"
-
-#define WIN_SPAWN_WATCHDOG_MS 120000
-
-/* The child program (tests/spawn_child.c) as a Windows path. */
-static const char *ws_child(void) {
-  static char win[1024];
-  const char *path = TP_SPAWN_CHILD;
-  size_t n = 0;
-  if (path[0] == '/') {
-    win[n++] = 'Z';
-    win[n++] = ':';
-  }
-  for (const char *c = path; *c != '\0' && n + 1 < sizeof win; c++)
-    win[n++] = *c == '/' ? '\\' : *c;
-  win[n] = '\0';
-  return win;
-}
+#include "spawn_support.h" /* child_path: the child as a Windows path */
 
 /* Runs file with argv, stdout a pipe read to its end into out (NUL
  * terminated); returns the exit status, or -1 with errno when the spawn
@@ -52,7 +35,7 @@ static int ws_run(const char *file, char *const argv[], char *out, long cap) {
   out[len] = '\0';
   struct pollfd p;
   tp_pfd(&p, proc, POLLIN);
-  ASSERT_EQ(anypoll_poll(&p, 1, WIN_SPAWN_WATCHDOG_MS), 1);
+  ASSERT_EQ(anypoll_poll(&p, 1, WATCHDOG_MS), 1);
   int status = -1;
   ASSERT_EQ(anypoll_proc_wait(proc, &status), 0);
   ASSERT_EQ(anypoll_close(pipes[1]), 0);
@@ -69,7 +52,7 @@ TEST(win_spawn_argv0_rules) {
   const char *names[] = { "my child", "", "tab\tname", "trailing\\" };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     char *argv[] = { (char *)names[i], (char *)"args", (char *)"x y", NULL };
-    int status = ws_run(ws_child(), argv, out, sizeof out);
+    int status = ws_run(child_path(), argv, out, sizeof out);
     if (status != 0)
       fprintf(stderr, "argv[0] [%s]: status %d, printed [%s]\n", names[i],
               status, out);
@@ -86,7 +69,7 @@ TEST(win_spawn_argv0_rules) {
   for (int i = 0; i < 2; i++) {
     char *bad[] = { (char *)refused[i], (char *)"args", NULL };
     errno = 0;
-    ASSERT_EQ(ws_run(ws_child(), bad, out, sizeof out), -1);
+    ASSERT_EQ(ws_run(child_path(), bad, out, sizeof out), -1);
     ASSERT_EQ(errno, EINVAL);
   }
   ASSERT_EQ(tp_handle_probe(), probe);
@@ -99,7 +82,7 @@ TEST(win_spawn_ansi_code_page) {
   static char out[4096];
   char *argv[] = { (char *)"spawn_child", (char *)"args", (char *)"caf\xe9",
                    NULL };
-  int r = ws_run(ws_child(), argv, out, sizeof out);
+  int r = ws_run(child_path(), argv, out, sizeof out);
   printf("ANSI code page %u\n", GetACP());
   if (GetACP() == CP_UTF8) {
     ASSERT_EQ(r, -1);
@@ -246,7 +229,7 @@ TEST(win_spawn_handle_list_only) {
   }
   argv[n] = NULL;
   static char out[4096];
-  ASSERT_EQ(ws_run(ws_child(), argv, out, sizeof out), 0);
+  ASSERT_EQ(ws_run(child_path(), argv, out, sizeof out), 0);
   printf("child printed:\n%s", out);
   for (int i = 0; i < 6; i++) {
     char want[48];
@@ -262,7 +245,7 @@ TEST(win_spawn_handle_list_only) {
 TEST(win_spawn_path_search) {
   char childdir[1024], dir[MAX_PATH], fake[MAX_PATH + 16], path[4096],
       saved[4096];
-  snprintf(childdir, sizeof childdir, "%s", ws_child());
+  snprintf(childdir, sizeof childdir, "%s", child_path());
   *strrchr(childdir, '\\') = '\0';
   ws_temp_dir(dir, sizeof dir);
   snprintf(fake, sizeof fake, "%s\\fake.exe", dir);
@@ -330,7 +313,7 @@ TEST(win_spawn_stdin_pending_write_delivered) {
      * full it stops reading its stdin, which then fills, and a write of
      * ours is left pending, whatever the timing. */
     char *argv[] = { (char *)"spawn_child", (char *)"cat", NULL };
-    ASSERT_EQ(anypoll_spawn(ws_child(), argv, NULL, stdio, pipes, &proc), 0);
+    ASSERT_EQ(anypoll_spawn(child_path(), argv, NULL, stdio, pipes, &proc), 0);
     long written = ws_fill_stdin(pipes[0]);
     ASSERT_GT(written, 65536); /* at least a pipe's buffer, and one pending */
     ASSERT_EQ(anypoll_close(pipes[0]), 0);
