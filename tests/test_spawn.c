@@ -447,19 +447,31 @@ static int kill_after_pid_reuse(void) {
   /* Gone and reaped. The bystander is ours to reap, to see what ended
    * it. */
   ASSERT(signal(SIGCHLD, SIG_DFL) != SIG_ERR);
-  int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
-  ASSERT_GE(fd, 0);
-  char last[32];
-  int n = snprintf(last, sizeof last, "%ld", pid - 1);
-  ASSERT_EQ(write(fd, last, (size_t)n), n);
-  close(fd);
-  pid_t bystander = fork();
-  ASSERT_GE(bystander, 0);
-  if (bystander == 0) {
-    for (;;)
-      pause();
+  /* The kernel frees the pid a moment after the exit is reported: until
+   * then the fork gets the next one, which is ended and the fork tried
+   * again (nothing else forks in this namespace). */
+  pid_t bystander = -1;
+  double start = tp_now_ms();
+  while (bystander != pid) {
+    if (bystander > 0) {
+      ASSERT_EQ(kill(bystander, SIGKILL), 0);
+      ASSERT_EQ(waitpid(bystander, NULL, 0), bystander);
+      ASSERT_LT(tp_now_ms() - start, WATCHDOG_MS);
+      tp_sleep_ms(1);
+    }
+    int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
+    ASSERT_GE(fd, 0);
+    char last[32];
+    int n = snprintf(last, sizeof last, "%ld", pid - 1);
+    ASSERT_EQ(write(fd, last, (size_t)n), n);
+    close(fd);
+    bystander = fork();
+    ASSERT_GE(bystander, 0);
+    if (bystander == 0) {
+      for (;;)
+        pause();
+    }
   }
-  ASSERT_EQ(bystander, pid);
   /* 0: the child has exited, which is not an error. */
   ASSERT_EQ(anypoll_proc_kill(proc), 0);
   /* Our SIGTERM ends the bystander, unless the SIGKILL reached it first:
