@@ -232,7 +232,7 @@ TEST_CASE_SET(set_write_end_pollerr_without_pollout)
 TEST_CASE_SET(set_pipe_no_bits_asked_waits_asleep)
 TEST_CASE_SET(set_two_waiters_see_entry_that_stays_ready)
 /* test_spawn.c: anypoll_spawn and process descriptors (issue 36): the
- * calls, their errors, exit codes, kill, arguments and environment. */
+ * calls, their errors, exit codes, kill, the environment. */
 TEST_CASE_SPAWN(spawn_bad_arguments_einval)
 TEST_CASE_SPAWN(spawn_not_found_enoent)
 TEST_CASE_SPAWN(spawn_bad_stdio_ebadf)
@@ -240,19 +240,19 @@ TEST_CASE_SPAWN(spawn_bad_proc_ebadf)
 TEST_CASE_SPAWN(spawn_exit_codes)
 TEST_CASE_SPAWN(spawn_proc_pollin_only_after_exit)
 TEST_CASE_SPAWN(spawn_kill_is_137)
-TEST_CASE_SPAWN(spawn_argv_exact)
 TEST_CASE_SPAWN(spawn_envp)
 TEST_CASE_SPAWN(spawn_close_proc_leaves_child)
 /* fix-spawn: SIGCHLD ignored (the kernel reaps the children). */
 TEST_CASE_SPAWN_POSIX(spawn_sigchld_ignored)
 /* SIGCHLD ignored, the child's pid reused: the kill reaches no one. */
 TEST_CASE_SPAWN_POSIX(spawn_kill_never_reaches_reused_pid)
-/* test_spawn_io.c: data through the child's pipes, the streams it gets,
- * many children at once. */
+/* test_spawn_io.c: data through the child's pipes, its arguments, the
+ * streams it gets, many children at once. */
 TEST_CASE_SPAWN(spawn_exit_before_read_loses_nothing)
 TEST_CASE_SPAWN(spawn_output_and_exit_in_one_set)
 TEST_CASE_SPAWN(spawn_stdin_never_read_pollout_until_full)
 TEST_CASE_SPAWN(spawn_cat_round_trip_20mib)
+TEST_CASE_SPAWN(spawn_argv_exact)
 TEST_CASE_SPAWN(spawn_stdio_descriptor_and_null)
 TEST_CASE_SPAWN(spawn_second_child_does_not_keep_first_pipe)
 TEST_CASE_SPAWN(spawn_64_children_in_one_set)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* anypoll_spawn (issue 36), continued from test_spawn.c: data through the
  * child's pipes (nothing lost, POLLOUT on its stdin, a 20 MiB round trip),
- * the streams the child gets (a descriptor, the null device, nothing else
- * of the library's), and 64 children in one set. Natively and under Wine;
- * run as test_spawn.c's cases are (TEST_CASE_SPAWN). */
+ * its arguments exactly, the streams it gets (a descriptor, the null
+ * device, nothing else of the library's), and 64 children in one set.
+ * Natively and under Wine; run as test_spawn.c's cases are
+ * (TEST_CASE_SPAWN). */
 #include <errno.h>
 #include <string.h>
 
@@ -172,6 +173,79 @@ TEST(spawn_cat_round_trip_20mib) {
   }
   ASSERT_EQ(got, total);
   wait_exit(proc, 0);
+  ASSERT_EQ(anypoll_close(proc), 0);
+}
+
+/* The arguments reach the child exactly, each one on its own: what the
+ * Windows command line's quoting must get right. */
+TEST(spawn_argv_exact) {
+  spawn_begin();
+  static const char *const hard[] = {
+    "plain",
+    "",
+    "two words",
+    "tab\there",
+    "\"",
+    "\"quoted\"",
+    "in\"side",
+    "back\\slash",
+    "two\\\\backslashes",
+    "trailing\\",
+    "trailing two\\\\",
+    "\\\"",
+    "\\\\\"",
+    "a\\\\\\\"b",
+    " ",
+    "\t",
+    "\\",
+    "\\\\\\",
+    "ends with quote\"",
+    "\"\"",
+    "",
+    "multiple   spaces",
+    "'single'",
+    "*",
+    "?.txt",
+    "%PATH%",
+    "&|<>^()",
+    "line\nbreak",
+    "{}",
+    "last\\ \\",
+    "",
+  };
+  const int n = (int)(sizeof hard / sizeof hard[0]);
+  const char *steps[64];
+  steps[0] = "args";
+  for (int i = 0; i < n; i++)
+    steps[i + 1] = hard[i];
+  steps[n + 1] = NULL;
+  int pipes[3], proc;
+  spawn_child(steps, ANYPOLL_STDIO_NULL, ANYPOLL_STDIO_PIPE,
+              ANYPOLL_STDIO_INHERIT, pipes, &proc);
+  static char buf[65536];
+  long len = read_to_end(pipes[1], buf, sizeof buf - 1);
+  ASSERT_LT(len, (long)sizeof buf - 1);
+  buf[len] = '\0';
+  char *line = buf;
+  for (int i = 0; i < n; i++) {
+    char expect[512];
+    int m = snprintf(expect, sizeof expect, "%u ", (unsigned)strlen(hard[i]));
+    for (const char *c = hard[i]; *c != '\0'; c++)
+      m += snprintf(expect + m, sizeof expect - (size_t)m, "%02x",
+                    (unsigned char)*c);
+    char *nl = strchr(line, '\n');
+    ASSERT(nl != NULL);
+    *nl = '\0';
+    if (strcmp(line, expect) != 0) {
+      fprintf(stderr, "argument %d: got \"%s\", expected \"%s\"\n", i, line,
+              expect);
+      ASSERT(!"argument changed on its way");
+    }
+    line = nl + 1;
+  }
+  ASSERT(strcmp(line, "end\n") == 0);
+  wait_exit(proc, 0);
+  ASSERT_EQ(anypoll_close(pipes[1]), 0);
   ASSERT_EQ(anypoll_close(proc), 0);
 }
 
