@@ -40,10 +40,13 @@ pc() { "${RUN[@]}" "$PC" "$@"; }
 # pcp ARGS: pollcat with its stdin a pipe. Natively the caller's pipe is
 # used as is. A Windows program started by Wine from a shell gets a Unix
 # pipe that Wine's Windows pipe API does not handle (see docs/pollcat.md),
-# so under Wine pollcat runs as the child of another pollcat, whose exec
-# mode gives it real Windows anonymous pipes, as a Windows parent would.
+# so under Wine pollcat is started by pccat --relay, which gives it real
+# Windows anonymous pipes (CreatePipe) for stdin and stdout, as a Windows
+# parent would, and copies them with blocking threads. (pollcat's own exec
+# mode gives its child anypoll_spawn's pipes, named pipes, which is not
+# what most Windows parents give.)
 pcp() {
-  if [ $WIN = 1 ]; then pc exec -- "$PC" "$@"; else pc "$@"; fi
+  if [ $WIN = 1 ]; then "${RUN[@]}" "$CAT" --relay "$PC" "$@"; else pc "$@"; fi
 }
 
 # Sizes: 100 MB in every mode, natively and under Wine. Measured on the
