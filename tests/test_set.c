@@ -931,6 +931,13 @@ TEST(anypoll_read_write_bad_arguments) {
   errno = 0;
   ASSERT_EQ(anypoll_write(p[1], b, 0x80000000u), -1);
   ASSERT_EQ(errno, EINVAL);
+  /* On an empty pipe: refused at once, not after blocking for data. */
+  errno = 0;
+  ASSERT_EQ(anypoll_read(p[0], NULL, 4), -1);
+  ASSERT_EQ(errno, EINVAL);
+  errno = 0;
+  ASSERT_EQ(anypoll_write(p[1], NULL, 4), -1);
+  ASSERT_EQ(errno, EINVAL);
   tp_close(p[0]);
   tp_close(p[1]);
   errno = 0;

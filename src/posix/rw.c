@@ -5,15 +5,18 @@
  * where a socket wrapped in a descriptor cannot be closed with _close
  * (src/win32/rw.c); a program that uses them reads, writes and closes the
  * same way on every platform. The count is
- * an int, as _read's is: more than INT_MAX is EINVAL on both. */
+ * an int, as _read's is: more than INT_MAX is EINVAL on both, as is a
+ * NULL buffer with a count. */
 #include <errno.h>
 #include <limits.h>
 #include <unistd.h>
 
 #include "posix.h"
 
+/* A NULL buffer is refused before the call: read() on an empty pipe
+ * would block first and fail with EFAULT only once data came. */
 int anypoll_read(int fd, void *buf, unsigned len) {
-  if (len > INT_MAX) {
+  if (len > INT_MAX || (buf == NULL && len > 0)) {
     errno = EINVAL;
     return -1;
   }
@@ -21,7 +24,7 @@ int anypoll_read(int fd, void *buf, unsigned len) {
 }
 
 int anypoll_write(int fd, const void *buf, unsigned len) {
-  if (len > INT_MAX) {
+  if (len > INT_MAX || (buf == NULL && len > 0)) {
     errno = EINVAL;
     return -1;
   }
