@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: MIT
 # Markdown tables of bench/run's results.csv, one per scenario, for
 # docs/performance.md:  awk -F, -f bench/tables.awk build/bench/results.csv
-# -v only=s1 (s2, s3, s4, s5, s6): that scenario's table alone, without its
-# heading, as docs/performance.md embeds it (bench/doc-tables rewrites the
-# embedded tables from a results.csv).
+# -v only=s1 (s2, s3, s4, s5, s6, setwait, setwake, setmem): that
+# scenario's table alone, without its heading, as docs/performance.md embeds
+# it (bench/doc-tables rewrites the embedded tables from a results.csv).
 function f(v, d) { return v == "" ? "-" : sprintf("%." d "f", v) }
 function x(v) { return v == "" ? "" : sprintf(" (%.2fx)", v) }
 {
@@ -105,4 +105,45 @@ END {
     }
   }
   relay("s6", "Scenario 6: data always ready (the seed's fast local case)")
+  if (want("setwait", "The watch set against raw epoll (Linux, one CPU)")) {
+    print "| registered idle pipes per set | epoll rt us | set rt us | set / epoll |"
+    print "|---:|---:|---:|---:|"
+    for (j = 1; j <= nn["linux", "setwait"]; j++) {
+      n = N["linux", "setwait", j]
+      printf "| %s | %s | %s | %s |\n", n, f(g("linux", "setwait", "epoll", n, "roundtrip_us"), 2),
+        f(g("linux", "setwait", "set", n, "roundtrip_us"), 2), f(r("linux", "setwait", "set", n, "roundtrip_us"), 3)
+    }
+  }
+  if (want("setwake", "Time per woken wait on a set of N idle pipes + 1")) {
+    print "| platform | pipes | N | blocking rt us | set rt us | rt x block | wait x block (est.) | x set-1 | registered in (first round trip) |"
+    print "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+    for (k = 1; k <= 2; k++) for (t = 1; t <= 3; t++) {
+      p = k == 1 ? "linux" : "wine"
+      s = t == 1 ? "setwake-sync" : t == 2 ? "setwake-anypoll" : "setwake-sync-inherit"
+      kind = t == 1 ? "`pipe()`/`_pipe()`" : t == 2 ? "`anypoll_pipe`" : "inheritable `_pipe()`"
+      for (j = 1; j <= nn[p, s]; j++) {
+        n = N[p, s, j]
+        printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s s (%s s) |\n", p, kind, n,
+          f(g(p, s, "blocking", n, "roundtrip_us"), 2), f(g(p, s, "set", n, "roundtrip_us"), 2),
+          f(r(p, s, "set", n, "roundtrip_us"), 3), f(g(p, s, "set", n, "wait_x_block"), 3),
+          f(g(p, s, "set", n, "x_set_first_n"), 3), f(g(p, s, "set", n, "register_s"), 3),
+          f(g(p, s, "set", n, "first_roundtrip_s"), 3)
+      }
+    }
+  }
+  if (want("setmem", "Memory and threads per registration")) {
+    print "| platform | kind | N | threads per registration | KiB per registration | committed KiB per registration (walk) | register N |"
+    print "|---|---|---:|---:|---:|---:|---:|"
+    for (k = 1; k <= 2; k++) for (t = 1; t <= 4; t++) {
+      p = k == 1 ? "linux" : "wine"
+      kind = t == 1 ? "sync" : t == 2 ? "anypoll" : t == 3 ? "socket" : "console"
+      s = "setmem-" kind
+      for (j = 1; j <= nn[p, s]; j++) {
+        n = N[p, s, j]
+        printf "| %s | %s | %s | %s | %s | %s | %s s |\n", p, kind, n,
+          f(g(p, s, "set", n, "threads_per_registration"), 3), f(g(p, s, "set", n, "kib_per_registration"), 2),
+          f(g(p, s, "set", n, "walk_kib_per_registration"), 2), f(g(p, s, "set", n, "register_s"), 3)
+      }
+    }
+  }
 }
