@@ -175,6 +175,50 @@ TEST(set_win_anypipe_closed_before_del) {
   _close(q[1]);
 }
 
+/* An anypoll_pipe read end that was the pipe's only handle at add: the
+ * set's read goes through the program's handle (so that a close ends it).
+ * _dup'd after the add and closed before the del, the pipe lives on and the
+ * read can no longer be cancelled: the del must not wait for it, the set
+ * keeps working, and once data comes the read's packet is collected; a
+ * second such read, never ended, must not hold up the set's free. */
+TEST(set_win_anypipe_dup_after_add_closed_before_del) {
+  int p[2], q[2], x[2];
+  ASSERT_EQ(anypoll_pipe(p), 0);
+  ASSERT_EQ(anypoll_pipe(x), 0);
+  tp_pipe(q);
+  void *s = B.create();
+  ASSERT(s != NULL);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN, (void *)1), 0);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, x[0], POLLIN, (void *)3), 0);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, q[0], POLLIN | ANYPOLL_UNSHARED,
+                  (void *)2), 0);
+  struct anypoll_event ev[4];
+  ASSERT_EQ(B.wait(s, ev, 4, 50), 0); /* the reads are pending */
+  int fd2 = _dup(p[0]), xd2 = _dup(x[0]);
+  ASSERT(fd2 >= 0 && xd2 >= 0);
+  ASSERT_EQ(_close(p[0]), 0);
+  ASSERT_EQ(_close(x[0]), 0);
+  ASSERT_EQ(del_bounded(s, p[0], release_fd, &p[1]), 0);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_DEL, x[0], 0, NULL), 0);
+  ASSERT_EQ(B.wait(s, ev, 4, 20), 0);
+  ASSERT_EQ(_write(q[1], "x", 1), 1);
+  ASSERT_EQ(B.wait(s, ev, 4, 5000), 1);
+  ASSERT_EQ(ev[0].fd, q[0]);
+  ASSERT_EQ(ev[0].events, (unsigned)POLLIN);
+  /* The deleted read's packet: taken and dropped. */
+  ASSERT_EQ(_write(p[1], "y", 1), 1);
+  char c;
+  ASSERT_EQ(_read(q[0], &c, 1), 1);
+  ASSERT_EQ(B.wait(s, ev, 4, 100), 0);
+  ASSERT_EQ(B.destroy(s), 0); /* x's read is still pending */
+  _close(fd2);
+  _close(xd2);
+  _close(p[1]);
+  _close(x[1]);
+  _close(q[0]);
+  _close(q[1]);
+}
+
 /* A socket closed before its del: reported POLLNVAL by every wait until
  * the del, beside a ready pipe in the same wait; nothing hangs. */
 TEST(set_win_socket_closed_before_del) {

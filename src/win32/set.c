@@ -275,8 +275,9 @@ int anypoll__set_iocp_destroy(void *state) {
       iocp_unregister(s, s->by_fd[fd]);
   anypoll__set_retry_end(s);
   /* Cancelled AFD polls and posted packets still hold their registrations:
-   * collect them (a cancel completes promptly). */
-  while (s->inflight > 0) {
+   * collect them (a cancel completes promptly). An anypoll_pipe read that
+   * no cancel could reach (set_anypipe.c, detach) is not waited for. */
+  while (s->inflight > s->anypipes_abandoned) {
     OVERLAPPED_ENTRY e[IOCP_DEQUEUE_MAX];
     ULONG got = 0;
     if (!GetQueuedCompletionStatusEx(s->port, e, IOCP_DEQUEUE_MAX, &got, 1000,

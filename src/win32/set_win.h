@@ -103,6 +103,7 @@ struct anypoll__set {
   /* anypoll_pipe records deleted while their read was in flight
    * (set_anypipe.c), until its packet comes. */
   struct anypoll__anypipe *anypipes;
+  int anypipes_abandoned; /* of those, reads no cancel can reach */
   struct anypoll__reg **by_fd;
   int cap;
   struct anypoll__reg *check_head, *check_tail;

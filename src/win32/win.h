@@ -499,7 +499,7 @@ ANYPOLL__INTERNAL
 BOOL anypoll__sys_read_zero_overlapped(HANDLE h, OVERLAPPED *ov,
                                        DWORD *error);
 ANYPOLL__INTERNAL
-void anypoll__sys_cancel_io(HANDLE h, OVERLAPPED *ov);
+BOOL anypoll__sys_cancel_io(HANDLE h, OVERLAPPED *ov);
 ANYPOLL__INTERNAL
 BOOL anypoll__sys_duplicate(HANDLE h, HANDLE *out);
 ANYPOLL__INTERNAL
