@@ -194,6 +194,7 @@ void *anypoll__set_iocp_create(void) {
     return NULL;
   }
   InitializeSRWLock(&s->lock);
+  InitializeSRWLock(&s->peek_lock);
   s->id = InterlockedIncrement64(&iocp_set_ids);
   /* The concurrency value caps how many threads the port lets run at once
    * after a removal; 0 means one per processor, and with more waiters than
@@ -273,6 +274,7 @@ int anypoll__set_iocp_destroy(void *state) {
   for (int fd = 0; fd < s->cap; fd++)
     if (s->by_fd[fd] != NULL)
       iocp_unregister(s, s->by_fd[fd]);
+  anypoll__set_peek_end(s);
   anypoll__set_retry_end(s);
   /* Cancelled AFD polls and posted packets still hold their registrations:
    * collect them (a cancel completes promptly). An anypoll_pipe read that

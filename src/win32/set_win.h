@@ -67,6 +67,8 @@ struct anypoll__reg {
    * shared is valid while share_known, which stop clears (mod). peeking:
    * timer is the periodic peek of a shared one. */
   unsigned share_known : 1, shared : 1, peeking : 1;
+  /* On the set's peek list (set_peek.c) while peeking, under peek_lock. */
+  struct anypoll__reg *peek_prev, *peek_next;
   HANDLE timer;                  /* a re-check timer, or NULL */
   /* Asynchronous pipes and consoles: a thread-pool wait posting to the
    * port (wait), and for asynchronous pipes the overlapped read. */
@@ -127,6 +129,12 @@ struct anypoll__set {
   int retry_armed;  /* the timer is due: not armed again before it fires */
   int retry_ending; /* set_free: the timer is not armed again */
   PTP_TIMER retry_timer;
+  /* The shared pipes' peek timer (set_peek.c): made with the first, due
+   * while peek_head is not empty. peek_lock guards the list, a leaf lock
+   * taken under the set's lock (start, stop) and by the timer's callback. */
+  SRWLOCK peek_lock;
+  struct anypoll__reg *peek_head;
+  PTP_TIMER peek_timer;
 };
 
 /* set_post.c: queues a KEY_REG packet for r unless one is in the port already
@@ -151,6 +159,17 @@ void CALLBACK anypoll__set_post_cb(void *r, BOOLEAN timed_out);
 /* set_post.c: (re)starts r's re-check timer (ms), posting r when it fires. */
 ANYPOLL__INTERNAL
 int anypoll__set_timer(struct anypoll__reg *r, DWORD ms);
+
+/* set_peek.c, under the set's lock: puts a shared synchronous read end
+ * on the set's peek list (0, or -1 and errno when the timer cannot be
+ * made), takes it off (no peek of it runs after), and ends the timer at
+ * free, once the list is empty. */
+ANYPOLL__INTERNAL
+int anypoll__set_peek_start(struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+void anypoll__set_peek_stop(struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+void anypoll__set_peek_end(struct anypoll__set *s);
 
 /* Per kind, under the set's lock. check: revents now, or -1 when only the
  * armed source can tell (a socket's AFD poll; an anypoll_pipe read end
