@@ -169,7 +169,7 @@ int anypoll__set_anypipe_arm(struct anypoll__reg *r) {
   InterlockedIncrement(&r->refs);
   InterlockedIncrement(&s->inflight);
   a->pending = 1;
-  s->afd_out++; /* a packet we did not post: the port's count (set.c) */
+  s->afd_out++; /* a packet we did not post: the port's count (set_wait.c) */
   DWORD error;
   BOOL ok = anypoll__sys_read_zero_overlapped(a->h, &a->ov, &error);
   if (ok || error == ERROR_IO_PENDING)

@@ -1,12 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /* The watch set's Windows backend: one I/O completion port per set, and
- * the contract between the port (set.c) and the registration kinds
- * (set_pipe.c, set_socket.c, set_console.c). */
+ * the contract between the port (set.c: the registrations; set_list.c:
+ * their lists; set_wait.c: the wait) and the registration kinds
+ * (set_pipe.c, set_peek.c, set_anypipe.c, set_socket.c, set_console.c). */
 #ifndef ANYPOLL_SET_WIN_H
 #define ANYPOLL_SET_WIN_H
 
 #include "../set.h"
 #include "win.h"
+
+/* The most packets one removal takes out of the port. */
+#define ANYPOLL_SET_DEQUEUE_MAX 64
+
+/* Test builds: a synchronous pipe the set has started a read on must still
+ * be the caller's at each check and at del (model.c, delete before close). */
+#ifdef ANYPOLL_LOCK_MODEL
+#  define ANYPOLL_SET_MODEL_REGISTERED(r)                                     \
+    ((r)->sub.watch != NULL ? anypoll__model_registered(                      \
+         (r)->fd, (r)->item.handle, anypoll__sys_os_handle((r)->fd)) : (void)0)
+#else
+#  define ANYPOLL_SET_MODEL_REGISTERED(r) ((void)0)
+#endif
 
 /* Completion keys of the packets a set's port receives. */
 enum {
@@ -136,6 +150,26 @@ struct anypoll__set {
   struct anypoll__reg *peek_head;
   PTP_TIMER peek_timer;
 };
+
+/* set_list.c, under the set's lock: the check list and the update queue
+ * (a push of a registration already on the list does nothing, a remove of
+ * one not on it neither); wake_one posts a wake-up when a waiter sleeps;
+ * take_packet handles one packet out of the port (a registration it names
+ * joins the check list). */
+ANYPOLL__INTERNAL
+void anypoll__set_check_push(struct anypoll__set *s, struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+void anypoll__set_check_remove(struct anypoll__set *s, struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+void anypoll__set_update_push(struct anypoll__set *s, struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+void anypoll__set_update_remove(struct anypoll__set *s,
+                                struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+void anypoll__set_wake_one(struct anypoll__set *s);
+ANYPOLL__INTERNAL
+void anypoll__set_take_packet(struct anypoll__set *s,
+                              const OVERLAPPED_ENTRY *e);
 
 /* set_post.c: queues a KEY_REG packet for r unless one is in the port already
  * or r is stopping; from any thread, never waits. */

@@ -420,7 +420,7 @@ enum {
 };
 struct anypoll__watch_sub {
   struct anypoll__watch_sub *next; /* watch.c's */
-  struct watch *watch;             /* watch.c's */
+  struct anypoll__watch *watch;    /* watch.h's */
   HANDLE handle;                   /* watch.c's: the handle it came with */
   HANDLE event;                    /* set by the subscriber */
   void (*notify)(struct anypoll__watch_sub *sub); /* or NULL */
