@@ -638,3 +638,61 @@ TEST(set_win_message_pipe_zero_length_message_kept) {
   message_kept(0);
   message_kept(1);
 }
+
+struct short_wait {
+  void *s;
+  struct anypoll_event ev[4];
+  int result;
+};
+
+static DWORD WINAPI short_wait_thread(void *arg) {
+  struct short_wait *w = arg;
+  w->result = B.wait(w->s, w->ev, 4, 200);
+  return 0;
+}
+
+/* An anypoll_pipe read end closed before its del while the set had no read
+ * pending on it (after a report, before the next wait), its descriptor and
+ * handle value then taken by a synchronous pipe's read end: the next wait
+ * must not issue a read on the new, synchronous handle, which would block
+ * the waiting thread until that pipe had data, and reports the entry
+ * POLLNVAL, as every closed entry until its del. (The 200 ms wait gets
+ * 5 s; a write to the new pipe then ends a blocked read, so that the test
+ * fails instead of hanging. Before the name check: blocked.) */
+TEST(set_win_anypipe_closed_unarmed_value_reused) {
+  int p[2];
+  ASSERT_EQ(anypoll_pipe(p), 0);
+  void *s = B.create();
+  ASSERT(s != NULL);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN, (void *)1), 0);
+  ASSERT_EQ(_write(p[1], "x", 1), 1);
+  struct anypoll_event ev[4];
+  ASSERT_EQ(B.wait(s, ev, 4, 5000), 1); /* reported: no read pending */
+  char c;
+  ASSERT_EQ(anypoll_read(p[0], &c, 1), 1);
+  intptr_t old = _get_osfhandle(p[0]);
+  int closed = p[0];
+  ASSERT_EQ(_close(p[0]), 0);
+  int q[2];
+  tp_pipe(q);
+  ASSERT_EQ(q[0], closed);
+  ASSERT_EQ(_get_osfhandle(q[0]), old);
+  struct short_wait w = {s, {{0}}, -2};
+  HANDLE t = CreateThread(NULL, 0, short_wait_thread, &w, 0, NULL);
+  ASSERT(t != NULL);
+  DWORD waited = WaitForSingleObject(t, 5000);
+  if (waited != WAIT_OBJECT_0) {
+    _write(q[1], "z", 1);
+    WaitForSingleObject(t, INFINITE);
+  }
+  CloseHandle(t);
+  ASSERT_EQ(waited, (DWORD)WAIT_OBJECT_0);
+  ASSERT_EQ(w.result, 1);
+  ASSERT_EQ(w.ev[0].fd, closed);
+  ASSERT_EQ(w.ev[0].events, (unsigned)POLLNVAL);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_DEL, closed, 0, NULL), 0);
+  ASSERT_EQ(B.destroy(s), 0);
+  _close(q[0]);
+  _close(q[1]);
+  _close(p[1]);
+}

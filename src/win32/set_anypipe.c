@@ -93,8 +93,22 @@ struct anypoll__anypipe {
    * packet comes when the pipe has data or loses its writer. */
   int abandoned;
   int packet;     /* the read's packet was taken, not yet checked */
+  /* A borrowed value found naming another object at an arm: the program
+   * closed the read end while no read was pending and the value was handed
+   * out again. Reported POLLNVAL until the del; nothing goes through it. */
+  int gone;
+  unsigned long long name_hash; /* of the pipe's name, unique per pipe */
   LONG reads_seen; /* anypoll__anypipe_drained's count, this set's */
 };
+
+/* FNV-1a over the name, which anypipe.c makes unique (process id and
+ * serial): a borrowed value is compared by it before each read. */
+static unsigned long long anypipe_name_hash(const WCHAR *name) {
+  unsigned long long h = 14695981039346656037ull;
+  for (; *name != 0; name++)
+    h = (h ^ (unsigned)*name) * 1099511628211ull;
+  return h;
+}
 
 static int anypipe_name_is_ours(const WCHAR *name) {
   /* The object name is "\Device\NamedPipe\anypoll-pipe-..."; the prefix
@@ -135,6 +149,7 @@ void anypoll__set_anypipe_attach(struct anypoll__reg *r) {
   }
   /* Sole at add (the classification's handle count): borrowed. */
   a->borrowed = r->item.u.pipe.sole;
+  a->name_hash = anypipe_name_hash(name);
   a->h = r->item.handle;
   if (!a->borrowed && !anypoll__sys_duplicate(r->item.handle, &a->h)) {
     free(a);
@@ -163,6 +178,25 @@ int anypoll__set_anypipe_arm(struct anypoll__reg *r) {
      * the value may name another object now. The check, on a timer, says
      * what it is. */
     return anypoll__set_timer(r, ANYPOLL_RECHECK_NO_WAIT_MS);
+  if (a->gone)
+    return 0; /* the check reports it: POLLNVAL */
+  /* A borrowed value the program closed while no read was pending may name
+   * another object by now (same descriptor, same value: Windows hands out
+   * the lowest free one again). A read through it would be the program's
+   * object's, and on a synchronous one would block this wait until it had
+   * data (set_win_anypipe_closed_unarmed_value_reused). Its name tells:
+   * one object-manager request per arm, which a read through our own
+   * duplicate would not need, but a duplicate keeps the pipe open and
+   * hides the close. */
+  if (a->borrowed) {
+    WCHAR name[96];
+    if (!anypoll__sys_object_name(a->h, name, sizeof name / sizeof name[0]) ||
+        anypipe_name_hash(name) != a->name_hash) {
+      a->gone = a->broken = 1;
+      anypoll__set_post(r);
+      return 0;
+    }
+  }
   ZeroMemory(&a->ov, sizeof a->ov);
   a->cancelling = 0;
   /* No event: the completion is a packet to the port. */
@@ -203,6 +237,10 @@ int anypoll__set_anypipe_check_left(struct anypoll__reg *r) {
   int drained = r->noted &&
                 anypoll__anypipe_drained(r->fd, r->item.handle, &a->reads_seen);
   return drained && !packet && !r->fresh && !a->pending;
+}
+
+int anypoll__set_anypipe_gone(const struct anypoll__reg *r) {
+  return r->anypipe->gone;
 }
 
 void anypoll__set_anypipe_stop(struct anypoll__reg *r) {

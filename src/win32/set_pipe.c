@@ -68,6 +68,8 @@ static void iocp_notify(struct anypoll__watch_sub *sub) {
 
 short anypoll__set_pipe_check(struct anypoll__reg *r) {
   struct anypoll__set *s = r->set;
+  if (r->anypipe != NULL && anypoll__set_anypipe_gone(r))
+    return POLLNVAL;
   /* Left empty by anypoll_read: only the zero-byte read can tell (set_wait.c
    * arms it). Not a report: no count below changes. */
   if (r->anypipe != NULL && anypoll__set_anypipe_check_left(r))

@@ -254,6 +254,10 @@ void anypoll__set_anypipe_stop(struct anypoll__reg *r);
  * check answers "arm it". */
 ANYPOLL__INTERNAL
 int anypoll__set_anypipe_check_left(struct anypoll__reg *r);
+/* gone: r's borrowed handle value was found naming another object (the
+ * read end closed before its del): POLLNVAL until the del. */
+ANYPOLL__INTERNAL
+int anypoll__set_anypipe_gone(const struct anypoll__reg *r);
 ANYPOLL__INTERNAL
 void anypoll__set_anypipe_detach(struct anypoll__reg *r);
 ANYPOLL__INTERNAL
