@@ -834,6 +834,79 @@ TEST(anypoll_pipe_in_a_set) {
   tp_close(p[0]);
 }
 
+/* An anypoll_pipe read end closed before its del (against the rule), once
+ * a wait has armed the set's read on it, is reported POLLNVAL with its data
+ * on every wait until the del, as the other kinds are: by a wait after the
+ * close, and on Windows also by a wait that sleeps when the close comes
+ * (the close ends the set's read, whose packet wakes it). Linux's epoll
+ * drops the entry with the file instead; the portable backend's poll() is
+ * not woken by a close, so there only the wait after it reports it. Before
+ * the fix (Windows): every wait returned 0 until the del, as the set's read
+ * went through a duplicate of its own, which kept the pipe open. */
+TEST(anypoll_pipe_closed_before_del_pollnval) {
+  const char *backend = tp_set_backend_name();
+  int epoll = strcmp(backend, "epoll") == 0;
+  int iocp = strcmp(backend, "iocp") == 0;
+  anypoll_set *set = tp_set_new();
+  int p[2], q[2];
+  ASSERT_EQ(anypoll_pipe(p), 0);
+  ASSERT_EQ(anypoll_pipe(q), 0);
+  ASSERT_EQ(anypoll_set_add(set, p[0], POLLIN, &tag[0]), 0);
+  ASSERT_EQ(anypoll_set_add(set, q[0], POLLIN, &tag[1]), 0);
+  struct anypoll_event out[4];
+  ASSERT_EQ(anypoll_set_wait(set, out, 4, 0), 0); /* arms both reads */
+  /* p's read end by the C runtime's close, q's by anypoll_close. */
+  int closed_p = p[0], closed_q = q[0];
+  tp_close(p[0]);
+  ASSERT_EQ(anypoll_close(q[0]), 0);
+  if (epoll) {
+    ASSERT_EQ(anypoll_set_wait(set, out, 4, 50), 0);
+  } else {
+    /* Both at once: nothing else is registered, and a wait returns what
+     * is ready when it looks. Windows may see the second close's packet
+     * a moment after the first: a second wait collects it. */
+    int n = anypoll_set_wait(set, out, 4, 5000);
+    ASSERT(n >= 1);
+    if (n == 1) {
+      ASSERT_EQ(anypoll_set_wait(set, out + 1, 3, 5000), 1);
+      n = 2;
+    }
+    ASSERT_EQ(n, 2);
+    const struct anypoll_event *a = event_of(out, n, closed_p);
+    const struct anypoll_event *b = event_of(out, n, closed_q);
+    ASSERT(a != NULL && b != NULL);
+    ASSERT_EQ(a->events, (unsigned)POLLNVAL);
+    ASSERT(a->data == &tag[0]);
+    ASSERT_EQ(b->events, (unsigned)POLLNVAL);
+    ASSERT(b->data == &tag[1]);
+    /* Every wait until the del. */
+    ASSERT_EQ(anypoll_set_wait(set, out, 4, 0), 2);
+  }
+  ASSERT_EQ(anypoll_set_del(set, closed_p), 0);
+  ASSERT_EQ(anypoll_set_del(set, closed_q), 0);
+  ASSERT_EQ(anypoll_set_wait(set, out, 4, 0), 0);
+  tp_close(p[1]);
+  tp_close(q[1]);
+  if (iocp) {
+    /* Closed while a wait sleeps: the wait wakes with POLLNVAL. */
+    int r[2];
+    ASSERT_EQ(anypoll_pipe(r), 0);
+    ASSERT_EQ(anypoll_set_add(set, r[0], POLLIN, &tag[2]), 0);
+    ASSERT_EQ(anypoll_set_wait(set, out, 4, 0), 0);
+    struct tp_later l;
+    int closed_r = r[0];
+    tp_thread *t = tp_after(&l, r[0], 100, TP_CLOSE_FD);
+    ASSERT_EQ(anypoll_set_wait(set, out, 4, 20000), 1);
+    tp_thread_join(t);
+    ASSERT_EQ(out[0].fd, closed_r);
+    ASSERT_EQ(out[0].events, (unsigned)POLLNVAL);
+    ASSERT(out[0].data == &tag[2]);
+    ASSERT_EQ(anypoll_set_del(set, closed_r), 0);
+    tp_close(r[1]);
+  }
+  ASSERT_EQ(anypoll_set_free(set), 0);
+}
+
 /* A read that leaves an anypoll_pipe read end empty (fewer bytes than
  * asked for) lets the next wait arm the set's zero-byte read without
  * asking the pipe first (on Windows, set_anypipe.c): data written between

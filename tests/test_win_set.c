@@ -175,6 +175,50 @@ TEST(set_win_anypipe_closed_before_del) {
   _close(q[1]);
 }
 
+/* An anypoll_pipe read end that was the pipe's only handle at add: the
+ * set's read goes through the program's handle (so that a close ends it).
+ * _dup'd after the add and closed before the del, the pipe lives on and the
+ * read can no longer be cancelled: the del must not wait for it, the set
+ * keeps working, and once data comes the read's packet is collected; a
+ * second such read, never ended, must not hold up the set's free. */
+TEST(set_win_anypipe_dup_after_add_closed_before_del) {
+  int p[2], q[2], x[2];
+  ASSERT_EQ(anypoll_pipe(p), 0);
+  ASSERT_EQ(anypoll_pipe(x), 0);
+  tp_pipe(q);
+  void *s = B.create();
+  ASSERT(s != NULL);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN, (void *)1), 0);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, x[0], POLLIN, (void *)3), 0);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, q[0], POLLIN | ANYPOLL_UNSHARED,
+                  (void *)2), 0);
+  struct anypoll_event ev[4];
+  ASSERT_EQ(B.wait(s, ev, 4, 50), 0); /* the reads are pending */
+  int fd2 = _dup(p[0]), xd2 = _dup(x[0]);
+  ASSERT(fd2 >= 0 && xd2 >= 0);
+  ASSERT_EQ(_close(p[0]), 0);
+  ASSERT_EQ(_close(x[0]), 0);
+  ASSERT_EQ(del_bounded(s, p[0], release_fd, &p[1]), 0);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_DEL, x[0], 0, NULL), 0);
+  ASSERT_EQ(B.wait(s, ev, 4, 20), 0);
+  ASSERT_EQ(_write(q[1], "x", 1), 1);
+  ASSERT_EQ(B.wait(s, ev, 4, 5000), 1);
+  ASSERT_EQ(ev[0].fd, q[0]);
+  ASSERT_EQ(ev[0].events, (unsigned)POLLIN);
+  /* The deleted read's packet: taken and dropped. */
+  ASSERT_EQ(_write(p[1], "y", 1), 1);
+  char c;
+  ASSERT_EQ(_read(q[0], &c, 1), 1);
+  ASSERT_EQ(B.wait(s, ev, 4, 100), 0);
+  ASSERT_EQ(B.destroy(s), 0); /* x's read is still pending */
+  _close(fd2);
+  _close(xd2);
+  _close(p[1]);
+  _close(x[1]);
+  _close(q[0]);
+  _close(q[1]);
+}
+
 /* A socket closed before its del: reported POLLNVAL by every wait until
  * the del, beside a ready pipe in the same wait; nothing hangs. */
 TEST(set_win_socket_closed_before_del) {
@@ -593,4 +637,62 @@ static void message_kept(int overlapped) {
 TEST(set_win_message_pipe_zero_length_message_kept) {
   message_kept(0);
   message_kept(1);
+}
+
+struct short_wait {
+  void *s;
+  struct anypoll_event ev[4];
+  int result;
+};
+
+static DWORD WINAPI short_wait_thread(void *arg) {
+  struct short_wait *w = arg;
+  w->result = B.wait(w->s, w->ev, 4, 200);
+  return 0;
+}
+
+/* An anypoll_pipe read end closed before its del while the set had no read
+ * pending on it (after a report, before the next wait), its descriptor and
+ * handle value then taken by a synchronous pipe's read end: the next wait
+ * must not issue a read on the new, synchronous handle, which would block
+ * the waiting thread until that pipe had data, and reports the entry
+ * POLLNVAL, as every closed entry until its del. (The 200 ms wait gets
+ * 5 s; a write to the new pipe then ends a blocked read, so that the test
+ * fails instead of hanging. Before the name check: blocked.) */
+TEST(set_win_anypipe_closed_unarmed_value_reused) {
+  int p[2];
+  ASSERT_EQ(anypoll_pipe(p), 0);
+  void *s = B.create();
+  ASSERT(s != NULL);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN, (void *)1), 0);
+  ASSERT_EQ(_write(p[1], "x", 1), 1);
+  struct anypoll_event ev[4];
+  ASSERT_EQ(B.wait(s, ev, 4, 5000), 1); /* reported: no read pending */
+  char c;
+  ASSERT_EQ(anypoll_read(p[0], &c, 1), 1);
+  intptr_t old = _get_osfhandle(p[0]);
+  int closed = p[0];
+  ASSERT_EQ(_close(p[0]), 0);
+  int q[2];
+  tp_pipe(q);
+  ASSERT_EQ(q[0], closed);
+  ASSERT_EQ(_get_osfhandle(q[0]), old);
+  struct short_wait w = {s, {{0}}, -2};
+  HANDLE t = CreateThread(NULL, 0, short_wait_thread, &w, 0, NULL);
+  ASSERT(t != NULL);
+  DWORD waited = WaitForSingleObject(t, 5000);
+  if (waited != WAIT_OBJECT_0) {
+    _write(q[1], "z", 1);
+    WaitForSingleObject(t, INFINITE);
+  }
+  CloseHandle(t);
+  ASSERT_EQ(waited, (DWORD)WAIT_OBJECT_0);
+  ASSERT_EQ(w.result, 1);
+  ASSERT_EQ(w.ev[0].fd, closed);
+  ASSERT_EQ(w.ev[0].events, (unsigned)POLLNVAL);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_DEL, closed, 0, NULL), 0);
+  ASSERT_EQ(B.destroy(s), 0);
+  _close(q[0]);
+  _close(q[1]);
+  _close(p[1]);
 }

@@ -231,7 +231,8 @@ void anypoll__model_read_end(HANDLE h) { forget(h, 1); }
  * Windows the program's CloseHandle waits behind that read (the file-object
  * lock) until data or end-of-file arrives, which may be never. Wine lets
  * the close through and fails the read, so the set goes on to check the
- * registration or the program deletes it; both come here first (set.c)
+ * registration or the program deletes it; both come here first (set_wait.c,
+ * set.c)
  * with what _get_osfhandle gives for the descriptor now. */
 void anypoll__model_registered(int fd, HANDLE h, intptr_t now) {
   DWORD flags;

@@ -20,6 +20,18 @@
  * at add and none per wait, and cannot be fooled by a handle value closed
  * and reused, which a table of the handles anypoll_pipe made could.
  *
+ * A read end closed before its del (against the rule): the read goes
+ * through the program's own handle when that was the pipe's only handle at
+ * add, as it is for an anypoll_pipe end nobody has _dup'd, so that the
+ * program's close (_close, CloseHandle, anypoll_close) is the pipe's last
+ * close, which ends the pending read (STATUS_PIPE_BROKEN, Wine 8): its
+ * packet wakes the set at once, and the check finds the descriptor closed,
+ * POLLNVAL, as for every other kind. A duplicate of ours would keep the
+ * pipe open, and the close would bring nothing, so none is taken then; a
+ * read end that already had company at add gets one (the program's close
+ * is not the last one anyway, and our handle is what lets the del cancel
+ * the read whatever the program closed). Nothing is checked per wait.
+ *
  * When the association cannot be made (the read end is in a second set, or
  * the program associated it with a port of its own), the registration
  * stays on set_pipe.c's overlapped path: the same zero-byte read, with a
@@ -58,16 +70,45 @@ struct anypoll__anypipe {
   struct anypoll__anypipe *next, *prev;
   OVERLAPPED ov;          /* the zero-byte read's */
   struct anypoll__reg *r; /* while attached, or while its read is in flight */
-  /* Our duplicate of the program's handle: the read, its cancel and the association's
-   * end go through it, so a program that closed its descriptor before the
-   * del (the pipe living on through a _dup'd one) cannot strand the read
-   * with the set's lock held. Closed at detach, after the read completed. */
-  HANDLE own;
+  /* The handle the read, its cancel and the association's end go through.
+   * borrowed: the program's own (the read end had no other handle at add),
+   * so that the program's close is the last close of the pipe, which ends
+   * the pending read: its packet wakes the set and the check reports
+   * POLLNVAL. Otherwise a duplicate of ours, closed at detach: the pipe
+   * lives on through the program's other handle whatever it closes, so a
+   * close would bring no packet anyway, and a read through our own handle
+   * can always be cancelled at del. */
+  HANDLE h;
+  int borrowed;
+  /* A borrowed read ended in an error that is not a cancel of ours: the
+   * writer has gone, or the program closed the read end (which Windows and
+   * Wine both end with STATUS_PIPE_BROKEN). The handle value may name
+   * another object by now: no read goes through it any more. */
+  int broken;
+  int cancelling; /* stop cancelled the pending read */
   int pending;    /* a read is in flight: its packet has not been taken */
   int detached;   /* del or free: freed once its packet has come */
+  /* At del the read could not be cancelled (the program closed the value
+   * it went through while the pipe lives on through another handle): its
+   * packet comes when the pipe has data or loses its writer. */
+  int abandoned;
   int packet;     /* the read's packet was taken, not yet checked */
+  /* A borrowed value found naming another object at an arm: the program
+   * closed the read end while no read was pending and the value was handed
+   * out again. Reported POLLNVAL until the del; nothing goes through it. */
+  int gone;
+  unsigned long long name_hash; /* of the pipe's name, unique per pipe */
   LONG reads_seen; /* anypoll__anypipe_drained's count, this set's */
 };
+
+/* FNV-1a over the name, which anypipe.c makes unique (process id and
+ * serial): a borrowed value is compared by it before each read. */
+static unsigned long long anypipe_name_hash(const WCHAR *name) {
+  unsigned long long h = 14695981039346656037ull;
+  for (; *name != 0; name++)
+    h = (h ^ (unsigned)*name) * 1099511628211ull;
+  return h;
+}
 
 static int anypipe_name_is_ours(const WCHAR *name) {
   /* The object name is "\Device\NamedPipe\anypoll-pipe-..."; the prefix
@@ -89,8 +130,8 @@ static void anypipe_unlink_free(struct anypoll__set *s,
     s->anypipes = a->next;
   if (a->next != NULL)
     a->next->prev = a->prev;
-  if (a->own != NULL)
-    CloseHandle(a->own);
+  if (a->abandoned)
+    s->anypipes_abandoned--;
   free(a);
 }
 
@@ -102,16 +143,24 @@ void anypoll__set_anypipe_attach(struct anypoll__reg *r) {
   WCHAR name[96];
   if (!anypoll__sys_object_name(r->item.handle, name,
                                 sizeof name / sizeof name[0]) ||
-      !anypipe_name_is_ours(name) ||
-      !anypoll__sys_duplicate(r->item.handle, &a->own)) {
+      !anypipe_name_is_ours(name)) {
     free(a);
     return;
   }
-  /* The association is the file object's: a read through our duplicate
-   * completes to the port as one through the caller's handle would. */
-  if (!anypoll__sys_associate(a->own, s->port,
+  /* Sole at add (the classification's handle count): borrowed. */
+  a->borrowed = r->item.u.pipe.sole;
+  a->name_hash = anypipe_name_hash(name);
+  a->h = r->item.handle;
+  if (!a->borrowed && !anypoll__sys_duplicate(r->item.handle, &a->h)) {
+    free(a);
+    return;
+  }
+  /* The association is the file object's: a read through any handle to it
+   * completes to the port. */
+  if (!anypoll__sys_associate(a->h, s->port,
                               ANYPOLL_SET_KEY_ANYPIPE + (ULONG_PTR)r->fd)) {
-    CloseHandle(a->own);
+    if (!a->borrowed)
+      CloseHandle(a->h);
     free(a);
     return;
   }
@@ -124,18 +173,45 @@ int anypoll__set_anypipe_arm(struct anypoll__reg *r) {
   struct anypoll__set *s = r->set;
   if (a->pending)
     return 0; /* its packet will come: the registration is checked then */
+  if (a->broken)
+    /* Writer gone or read end closed, and the check found it not ready:
+     * the value may name another object now. The check, on a timer, says
+     * what it is. */
+    return anypoll__set_timer(r, ANYPOLL_RECHECK_NO_WAIT_MS);
+  if (a->gone)
+    return 0; /* the check reports it: POLLNVAL */
+  /* A borrowed value the program closed while no read was pending may name
+   * another object by now (same descriptor, same value: Windows hands out
+   * the lowest free one again). A read through it would be the program's
+   * object's, and on a synchronous one would block this wait until it had
+   * data (set_win_anypipe_closed_unarmed_value_reused). Its name tells:
+   * one object-manager request per arm, which a read through our own
+   * duplicate would not need, but a duplicate keeps the pipe open and
+   * hides the close. */
+  if (a->borrowed) {
+    WCHAR name[96];
+    if (!anypoll__sys_object_name(a->h, name, sizeof name / sizeof name[0]) ||
+        anypipe_name_hash(name) != a->name_hash) {
+      a->gone = a->broken = 1;
+      anypoll__set_post(r);
+      return 0;
+    }
+  }
   ZeroMemory(&a->ov, sizeof a->ov);
+  a->cancelling = 0;
   /* No event: the completion is a packet to the port. */
   InterlockedIncrement(&r->refs);
   InterlockedIncrement(&s->inflight);
   a->pending = 1;
-  s->afd_out++; /* a packet we did not post: the port's count (set.c) */
+  s->afd_out++; /* a packet we did not post: the port's count (set_wait.c) */
   DWORD error;
-  BOOL ok = anypoll__sys_read_zero_overlapped(a->own, &a->ov, &error);
+  BOOL ok = anypoll__sys_read_zero_overlapped(a->h, &a->ov, &error);
   if (ok || error == ERROR_IO_PENDING)
     return 0; /* a packet comes either way */
   /* Failed at once (the writer went between the check and now, or the
    * handle was closed): no packet comes. The check tells what it is. */
+  if (a->borrowed)
+    a->broken = 1;
   a->pending = 0;
   s->afd_out--;
   InterlockedDecrement(&s->inflight);
@@ -163,42 +239,86 @@ int anypoll__set_anypipe_check_left(struct anypoll__reg *r) {
   return drained && !packet && !r->fresh && !a->pending;
 }
 
+int anypoll__set_anypipe_gone(const struct anypoll__reg *r) {
+  return r->anypipe->gone;
+}
+
 void anypoll__set_anypipe_stop(struct anypoll__reg *r) {
   /* The cancelled read's packet comes out of the port later, holding its
    * own reference to r; a mod re-arms only after it. */
-  if (r->anypipe->pending)
-    anypoll__sys_cancel_io(r->anypipe->own, &r->anypipe->ov);
+  struct anypoll__anypipe *a = r->anypipe;
+  if (a->pending) {
+    a->cancelling = 1;
+    anypoll__sys_cancel_io(a->h, &a->ov);
+  }
+}
+
+/* Whether the association may be ended through a->h: our duplicate, or
+ * the program's handle while it still names this pipe. A borrowed value
+ * the program closed may name another object already (Windows hands the
+ * lowest free value out again), whose own association must not be
+ * touched: so not after a broken read, nor when the C runtime no longer
+ * maps the descriptor to it, nor when a read was pending and the cancel
+ * through it did not find that read (found: the value is this pipe's). */
+static int anypipe_may_dissociate(const struct anypoll__reg *r,
+                                  const struct anypoll__anypipe *a,
+                                  int had_read, BOOL found) {
+  if (!a->borrowed)
+    return 1;
+  if (a->broken || anypoll__sys_os_handle(r->fd) != (intptr_t)a->h)
+    return 0;
+  return !had_read || found;
 }
 
 void anypoll__set_anypipe_detach(struct anypoll__reg *r) {
   struct anypoll__anypipe *a = r->anypipe;
+  struct anypoll__set *s = r->set;
   r->anypipe = NULL;
   a->detached = 1;
+  /* A read that ended in an error whose packet is not yet taken says what
+   * done would have (see there). */
+  if (a->borrowed && a->pending && HasOverlappedIoCompleted(&a->ov) &&
+      (NTSTATUS)a->ov.Internal < 0 && !a->cancelling)
+    a->broken = 1;
+  int had_read = a->pending && !HasOverlappedIoCompleted(&a->ov);
+  BOOL found = FALSE;
   if (a->pending) {
     /* The association must outlast the read: one ended after it would
      * complete with no packet, and the set would wait for that packet
-     * forever. A cancel completes promptly (and a close of the handle has
-     * cancelled it already). */
-    anypoll__sys_cancel_io(a->own, &a->ov);
-    while (!HasOverlappedIoCompleted(&a->ov))
-      SleepEx(1, FALSE);
+     * forever. A cancel completes promptly (and a close of the pipe's last
+     * handle has ended the read already). */
+    a->cancelling = 1;
+    found = anypoll__sys_cancel_io(a->h, &a->ov);
+    if (found || !a->borrowed) {
+      while (!HasOverlappedIoCompleted(&a->ov))
+        SleepEx(1, FALSE);
+    } else if (!HasOverlappedIoCompleted(&a->ov)) {
+      /* Not found through the program's value, and still pending: the
+       * program closed that value while the pipe lives on through another
+       * handle (a _dup made after the add), and nothing can reach the read
+       * now. The del does not wait for it: the record stays listed until
+       * its packet comes (data or the writer's close), and is left to the
+       * system if the set is freed first (set_anypipe_free_all). */
+      a->abandoned = 1;
+      s->anypipes_abandoned++;
+    }
   }
-  /* Ended through our own handle, which names this pipe whatever the
-   * program did with its handle value meanwhile. Then no read of ours is
-   * pending on it, and closing it lets the pipe go when the program's
-   * last handle goes. Where the association cannot be ended, it stays
-   * with the file object, and nothing of ours needs to: its key is a
+  /* Then no read of ours is pending on it (or none that could be
+   * reached), and closing our duplicate lets the pipe go when the
+   * program's last handle goes. Where the association cannot be ended, it
+   * stays with the file object, and nothing of ours needs to: its key is a
    * number that later packets are looked up by. */
-  anypoll__sys_dissociate(a->own);
-  CloseHandle(a->own);
-  a->own = NULL;
+  if (!a->abandoned && anypipe_may_dissociate(r, a, had_read, found))
+    anypoll__sys_dissociate(a->h);
+  if (!a->borrowed)
+    CloseHandle(a->h);
+  a->h = NULL;
   if (!a->pending) {
     free(a);
     return;
   }
   /* Its packet (the cancelled read's) is still to come: listed until
    * then, holding the read's reference to r. */
-  struct anypoll__set *s = r->set;
   a->prev = NULL;
   a->next = s->anypipes;
   if (s->anypipes != NULL)
@@ -222,6 +342,11 @@ struct anypoll__reg *anypoll__set_anypipe_done(struct anypoll__set *s,
     return NULL; /* not our read's: dropped, never dereferenced */
   a->pending = 0;
   a->packet = 1;
+  /* ov.Internal is the read's status once its packet is out. */
+  NTSTATUS st = (NTSTATUS)a->ov.Internal;
+  if (a->borrowed && st < 0 &&
+      !(a->cancelling && st == ANYPOLL_STATUS_CANCELLED))
+    a->broken = 1;
   struct anypoll__reg *r = a->r;
   s->afd_out--;
   if (a->detached)
@@ -230,6 +355,19 @@ struct anypoll__reg *anypoll__set_anypipe_done(struct anypoll__set *s,
 }
 
 void anypoll__set_anypipe_free_all(struct anypoll__set *s) {
-  while (s->anypipes != NULL)
-    anypipe_unlink_free(s, s->anypipes);
+  while (s->anypipes != NULL) {
+    struct anypoll__anypipe *a = s->anypipes;
+    if (!a->abandoned) {
+      anypipe_unlink_free(s, a);
+      continue;
+    }
+    /* A read nothing can cancel (see detach): the system writes its
+     * OVERLAPPED when it ends, so the record is left allocated, off the
+     * list; the registration it held is released. */
+    s->anypipes = a->next;
+    if (a->next != NULL)
+      a->next->prev = NULL;
+    s->anypipes_abandoned--;
+    anypoll__set_unref(a->r);
+  }
 }

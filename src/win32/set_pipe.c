@@ -38,9 +38,10 @@
  * during a call; the set would hold it for as long as the pipe is
  * registered. So a synchronous read end that another process may share,
  * one whose handle is inheritable or whose file object has another handle
- * (in any process), gets no read at all: a thread-pool timer peeks at it
- * every ANYPOLL_RECHECK_UNARMED_MS, as anypoll_poll checks an entry it
- * cannot arm, and posts it only when it is not empty with a live writer,
+ * (in any process), gets no read at all: the set's peek timer (set_peek.c,
+ * one per set) peeks at it every ANYPOLL_RECHECK_UNARMED_MS, as
+ * anypoll_poll checks an entry it cannot arm, and posts it only when it is
+ * not empty with a live writer,
  * so that an idle one never wakes the set's waiter (a message pipe, whose
  * empty messages a peek does not count, and a duplex handle asked for
  * POLLOUT, whose write timer already posts it, are posted every round
@@ -67,7 +68,9 @@ static void iocp_notify(struct anypoll__watch_sub *sub) {
 
 short anypoll__set_pipe_check(struct anypoll__reg *r) {
   struct anypoll__set *s = r->set;
-  /* Left empty by anypoll_read: only the zero-byte read can tell (set.c
+  if (r->anypipe != NULL && anypoll__set_anypipe_gone(r))
+    return POLLNVAL;
+  /* Left empty by anypoll_read: only the zero-byte read can tell (set_wait.c
    * arms it). Not a report: no count below changes. */
   if (r->anypipe != NULL && anypoll__set_anypipe_check_left(r))
     return -1;
@@ -168,33 +171,6 @@ static int iocp_pipe_shared(struct anypoll__reg *r) {
   return !sole || anypoll__sys_handle_inheritable(r->item.handle);
 }
 
-/* The periodic peek at a shared pipe, on a pool thread: posts r when the
- * pipe holds data, has lost its writer or fails, or when its descriptor no
- * longer names the handle of the add (the check then says POLLNVAL). A
- * read of ours pending on it (another thread's anypoll_poll) says it is
- * empty with a live writer: the gate answers busy, and nothing is asked. */
-static void CALLBACK iocp_shared_peek(void *ctx, BOOLEAN timed_out) {
-  (void)timed_out;
-  struct anypoll__reg *r = ctx;
-  /* A one-shot entry reported (disabled until mod, whose stop ends this
-   * timer) needs no post: one would only wake the waiter for nothing. */
-  if (r->stopping || r->disabled)
-    return;
-  HANDLE h = r->item.handle;
-  if (anypoll__sys_os_handle(r->fd) != (intptr_t)h) {
-    anypoll__set_post(r);
-    return;
-  }
-  struct anypoll__gate g;
-  if (anypoll__gate_begin(&g, h))
-    return;
-  DWORD avail = 0, error;
-  BOOL ok = anypoll__sys_peek_named_pipe(h, &avail, &error);
-  anypoll__gate_end(&g);
-  if (!ok || avail > 0)
-    anypoll__set_post(r);
-}
-
 /* A shared synchronous read end: no read of ours on it (see the head of
  * this file). */
 static int iocp_arm_shared(struct anypoll__reg *r) {
@@ -203,20 +179,7 @@ static int iocp_arm_shared(struct anypoll__reg *r) {
     return 0; /* the write timer, armed above, posts it every round */
   if (it->u.pipe.message)
     return anypoll__set_timer(r, ANYPOLL_RECHECK_UNARMED_MS);
-  if (r->peeking)
-    return 0; /* still peeking since the last arm */
-  if (r->timer != NULL) {
-    DeleteTimerQueueTimer(NULL, r->timer, INVALID_HANDLE_VALUE);
-    r->timer = NULL;
-  }
-  if (!CreateTimerQueueTimer(&r->timer, NULL, iocp_shared_peek, r,
-                             ANYPOLL_RECHECK_UNARMED_MS,
-                             ANYPOLL_RECHECK_UNARMED_MS, WT_EXECUTEDEFAULT)) {
-    r->timer = NULL;
-    return anypoll__set_errno_win(GetLastError());
-  }
-  r->peeking = 1;
-  return 0;
+  return anypoll__set_peek_start(r); /* the set's peek timer (set_peek.c) */
 }
 
 int anypoll__set_pipe_arm(struct anypoll__reg *r) {
@@ -273,12 +236,7 @@ int anypoll__set_pipe_arm(struct anypoll__reg *r) {
 
 void anypoll__set_pipe_stop(struct anypoll__reg *r) {
   r->share_known = 0; /* mod: asked again at the next arm */
-  if (r->peeking) {
-    /* Waits for a peek in progress: it only posts. */
-    DeleteTimerQueueTimer(NULL, r->timer, INVALID_HANDLE_VALUE);
-    r->timer = NULL;
-    r->peeking = 0;
-  }
+  anypoll__set_peek_stop(r);
   if (r->anypipe != NULL)
     anypoll__set_anypipe_stop(r);
   /* Leaving cancels the read if the set was its last subscriber, and

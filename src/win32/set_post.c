@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* How a watch set's registration reaches the set's port: the posting and
- * the reference counting every wake-up source (set_pipe.c, set_socket.c,
- * set_console.c) and the wait (set.c) share. Apart from set.c, so that the
- * kinds, which set.c calls, call down and never back into it. */
+ * the reference counting every wake-up source (set_pipe.c, set_peek.c,
+ * set_socket.c, set_console.c) and the wait (set_wait.c) share. Apart
+ * from set.c and set_wait.c, so that the kinds, which those call, call
+ * down and never back into them. */
 #include <stdlib.h>
 
 #include "set_win.h"

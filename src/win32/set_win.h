@@ -1,12 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /* The watch set's Windows backend: one I/O completion port per set, and
- * the contract between the port (set.c) and the registration kinds
- * (set_pipe.c, set_socket.c, set_console.c). */
+ * the contract between the port (set.c: the registrations; set_list.c:
+ * their lists; set_wait.c: the wait) and the registration kinds
+ * (set_pipe.c, set_peek.c, set_anypipe.c, set_socket.c, set_console.c). */
 #ifndef ANYPOLL_SET_WIN_H
 #define ANYPOLL_SET_WIN_H
 
 #include "../set.h"
 #include "win.h"
+
+/* The most packets one removal takes out of the port. */
+#define ANYPOLL_SET_DEQUEUE_MAX 64
+
+/* Test builds: a synchronous pipe the set has started a read on must still
+ * be the caller's at each check and at del (model.c, delete before close). */
+#ifdef ANYPOLL_LOCK_MODEL
+#  define ANYPOLL_SET_MODEL_REGISTERED(r)                                     \
+    ((r)->sub.watch != NULL ? anypoll__model_registered(                      \
+         (r)->fd, (r)->item.handle, anypoll__sys_os_handle((r)->fd)) : (void)0)
+#else
+#  define ANYPOLL_SET_MODEL_REGISTERED(r) ((void)0)
+#endif
 
 /* Completion keys of the packets a set's port receives. */
 enum {
@@ -67,6 +81,8 @@ struct anypoll__reg {
    * shared is valid while share_known, which stop clears (mod). peeking:
    * timer is the periodic peek of a shared one. */
   unsigned share_known : 1, shared : 1, peeking : 1;
+  /* On the set's peek list (set_peek.c) while peeking, under peek_lock. */
+  struct anypoll__reg *peek_prev, *peek_next;
   HANDLE timer;                  /* a re-check timer, or NULL */
   /* Asynchronous pipes and consoles: a thread-pool wait posting to the
    * port (wait), and for asynchronous pipes the overlapped read. */
@@ -103,6 +119,7 @@ struct anypoll__set {
   /* anypoll_pipe records deleted while their read was in flight
    * (set_anypipe.c), until its packet comes. */
   struct anypoll__anypipe *anypipes;
+  int anypipes_abandoned; /* of those, reads no cancel can reach */
   struct anypoll__reg **by_fd;
   int cap;
   struct anypoll__reg *check_head, *check_tail;
@@ -126,7 +143,33 @@ struct anypoll__set {
   int retry_armed;  /* the timer is due: not armed again before it fires */
   int retry_ending; /* set_free: the timer is not armed again */
   PTP_TIMER retry_timer;
+  /* The shared pipes' peek timer (set_peek.c): made with the first, due
+   * while peek_head is not empty. peek_lock guards the list, a leaf lock
+   * taken under the set's lock (start, stop) and by the timer's callback. */
+  SRWLOCK peek_lock;
+  struct anypoll__reg *peek_head;
+  PTP_TIMER peek_timer;
 };
+
+/* set_list.c, under the set's lock: the check list and the update queue
+ * (a push of a registration already on the list does nothing, a remove of
+ * one not on it neither); wake_one posts a wake-up when a waiter sleeps;
+ * take_packet handles one packet out of the port (a registration it names
+ * joins the check list). */
+ANYPOLL__INTERNAL
+void anypoll__set_check_push(struct anypoll__set *s, struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+void anypoll__set_check_remove(struct anypoll__set *s, struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+void anypoll__set_update_push(struct anypoll__set *s, struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+void anypoll__set_update_remove(struct anypoll__set *s,
+                                struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+void anypoll__set_wake_one(struct anypoll__set *s);
+ANYPOLL__INTERNAL
+void anypoll__set_take_packet(struct anypoll__set *s,
+                              const OVERLAPPED_ENTRY *e);
 
 /* set_post.c: queues a KEY_REG packet for r unless one is in the port already
  * or r is stopping; from any thread, never waits. */
@@ -150,6 +193,17 @@ void CALLBACK anypoll__set_post_cb(void *r, BOOLEAN timed_out);
 /* set_post.c: (re)starts r's re-check timer (ms), posting r when it fires. */
 ANYPOLL__INTERNAL
 int anypoll__set_timer(struct anypoll__reg *r, DWORD ms);
+
+/* set_peek.c, under the set's lock: puts a shared synchronous read end
+ * on the set's peek list (0, or -1 and errno when the timer cannot be
+ * made), takes it off (no peek of it runs after), and ends the timer at
+ * free, once the list is empty. */
+ANYPOLL__INTERNAL
+int anypoll__set_peek_start(struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+void anypoll__set_peek_stop(struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+void anypoll__set_peek_end(struct anypoll__set *s);
 
 /* Per kind, under the set's lock. check: revents now, or -1 when only the
  * armed source can tell (a socket's AFD poll; an anypoll_pipe read end
@@ -200,6 +254,10 @@ void anypoll__set_anypipe_stop(struct anypoll__reg *r);
  * check answers "arm it". */
 ANYPOLL__INTERNAL
 int anypoll__set_anypipe_check_left(struct anypoll__reg *r);
+/* gone: r's borrowed handle value was found naming another object (the
+ * read end closed before its del): POLLNVAL until the del. */
+ANYPOLL__INTERNAL
+int anypoll__set_anypipe_gone(const struct anypoll__reg *r);
 ANYPOLL__INTERNAL
 void anypoll__set_anypipe_detach(struct anypoll__reg *r);
 ANYPOLL__INTERNAL

@@ -76,7 +76,11 @@ BOOL anypoll__sys_read_zero_overlapped(HANDLE h, OVERLAPPED *ov,
   return ok;
 }
 
-void anypoll__sys_cancel_io(HANDLE h, OVERLAPPED *ov) { CancelIoEx(h, ov); }
+/* TRUE when the cancel found the request (and so h names the file object
+ * it was issued on). */
+BOOL anypoll__sys_cancel_io(HANDLE h, OVERLAPPED *ov) {
+  return CancelIoEx(h, ov);
+}
 
 BOOL anypoll__sys_duplicate(HANDLE h, HANDLE *out) {
   return DuplicateHandle(GetCurrentProcess(), h, GetCurrentProcess(), out, 0,

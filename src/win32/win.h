@@ -420,7 +420,7 @@ enum {
 };
 struct anypoll__watch_sub {
   struct anypoll__watch_sub *next; /* watch.c's */
-  struct watch *watch;             /* watch.c's */
+  struct anypoll__watch *watch;    /* watch.h's */
   HANDLE handle;                   /* watch.c's: the handle it came with */
   HANDLE event;                    /* set by the subscriber */
   void (*notify)(struct anypoll__watch_sub *sub); /* or NULL */
@@ -499,7 +499,7 @@ ANYPOLL__INTERNAL
 BOOL anypoll__sys_read_zero_overlapped(HANDLE h, OVERLAPPED *ov,
                                        DWORD *error);
 ANYPOLL__INTERNAL
-void anypoll__sys_cancel_io(HANDLE h, OVERLAPPED *ov);
+BOOL anypoll__sys_cancel_io(HANDLE h, OVERLAPPED *ov);
 ANYPOLL__INTERNAL
 BOOL anypoll__sys_duplicate(HANDLE h, HANDLE *out);
 ANYPOLL__INTERNAL

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/* The watch set's peek timer: the shared synchronous read ends, which get
+ * no read parked on them (set_pipe.c says why), are peeked at in turn by one
+ * thread-pool timer per set, due every ANYPOLL_RECHECK_UNARMED_MS while any
+ * is registered, which posts the ones that are ready. One timer however
+ * many there are: a timer per registration made the pool run N callbacks
+ * per tick, each its own hand-over to a pool thread (about one wineserver
+ * request apiece under Wine, besides the peek), where the queries
+ * themselves (one per pipe) are all that has to grow with N. A pipe joins
+ * at the next tick: a wake-up is still at most 16 ms late. */
+#include "set_win.h"
+
+/* One pipe's peek, on the timer's thread, under peek_lock (shared): posts r
+ * when the pipe holds data, is not connected (its writer gone) or cannot
+ * be asked, or when its
+ * descriptor no longer names the handle of the add (the check then says
+ * POLLNVAL). A read of ours pending on it (another thread's anypoll_poll)
+ * says it is empty with a live writer: the gate answers busy, and nothing
+ * is asked. */
+static void peek_pipe(struct anypoll__reg *r) {
+  /* A one-shot entry reported (disabled until mod, whose stop takes it off
+   * the list) needs no post: one would only wake the waiter for nothing. */
+  if (r->stopping || r->disabled)
+    return;
+  HANDLE h = r->item.handle;
+  if (anypoll__sys_os_handle(r->fd) != (intptr_t)h) {
+    anypoll__set_post(r);
+    return;
+  }
+  struct anypoll__gate g;
+  if (anypoll__gate_begin(&g, h))
+    return;
+  /* The pipe's local information, as the check asks it: one request under
+   * Wine, where PeekNamedPipe is two (its ioctl, then a wait for the
+   * ioctl's answer). PeekNamedPipe for a handle that cannot be asked. */
+  anypoll__pipe_local_info info;
+  ZeroMemory(&info, sizeof info);
+  int ready;
+  if (anypoll__sys_pipe_local_info(h, &info)) {
+    ready = info.ReadDataAvailable > 0 ||
+            info.NamedPipeState != ANYPOLL_FILE_PIPE_CONNECTED_STATE;
+  } else {
+    DWORD avail = 0, error;
+    ready = !anypoll__sys_peek_named_pipe(h, &avail, &error) || avail > 0;
+  }
+  anypoll__gate_end(&g);
+  if (ready)
+    anypoll__set_post(r);
+}
+
+/* Shared, so that a tick that runs late beside the next one does not hold
+ * it up; the list changes only under the exclusive lock, which is how stop
+ * knows that no peek of r is running once it has it. */
+static void CALLBACK peek_tick(PTP_CALLBACK_INSTANCE inst, void *ctx,
+                               PTP_TIMER timer) {
+  (void)inst;
+  (void)timer;
+  struct anypoll__set *s = ctx;
+  AcquireSRWLockShared(&s->peek_lock);
+  for (struct anypoll__reg *r = s->peek_head; r != NULL; r = r->peek_next)
+    peek_pipe(r);
+  ReleaseSRWLockShared(&s->peek_lock);
+}
+
+int anypoll__set_peek_start(struct anypoll__reg *r) {
+  struct anypoll__set *s = r->set;
+  if (r->peeking)
+    return 0; /* still on the list since the last arm */
+  /* Made with the first shared pipe: a set without any has no timer. */
+  if (s->peek_timer == NULL) {
+    s->peek_timer = CreateThreadpoolTimer(peek_tick, s, NULL);
+    if (s->peek_timer == NULL)
+      return anypoll__set_errno_win(GetLastError());
+  }
+  AcquireSRWLockExclusive(&s->peek_lock);
+  int first = s->peek_head == NULL;
+  r->peek_prev = NULL;
+  r->peek_next = s->peek_head;
+  if (s->peek_head != NULL)
+    s->peek_head->peek_prev = r;
+  s->peek_head = r;
+  ReleaseSRWLockExclusive(&s->peek_lock);
+  r->peeking = 1;
+  if (first) {
+    /* A negative due time is relative, in 100 ns units. */
+    LONGLONG due = -(LONGLONG)ANYPOLL_RECHECK_UNARMED_MS * 10000;
+    FILETIME ft;
+    ft.dwLowDateTime = (DWORD)due;
+    ft.dwHighDateTime = (DWORD)((ULONGLONG)due >> 32);
+    SetThreadpoolTimer(s->peek_timer, &ft, ANYPOLL_RECHECK_UNARMED_MS, 0);
+  }
+  return 0;
+}
+
+void anypoll__set_peek_stop(struct anypoll__reg *r) {
+  struct anypoll__set *s = r->set;
+  if (!r->peeking)
+    return;
+  /* Waits for a tick in progress: it only peeks and posts. */
+  AcquireSRWLockExclusive(&s->peek_lock);
+  if (r->peek_prev != NULL)
+    r->peek_prev->peek_next = r->peek_next;
+  else
+    s->peek_head = r->peek_next;
+  if (r->peek_next != NULL)
+    r->peek_next->peek_prev = r->peek_prev;
+  r->peek_next = r->peek_prev = NULL;
+  int last = s->peek_head == NULL;
+  ReleaseSRWLockExclusive(&s->peek_lock);
+  r->peeking = 0;
+  /* Nothing left to peek at: no tick until the next shared pipe. A tick
+   * already due finds the list empty. */
+  if (last)
+    SetThreadpoolTimer(s->peek_timer, NULL, 0, 0);
+}
+
+void anypoll__set_peek_end(struct anypoll__set *s) {
+  if (s->peek_timer == NULL)
+    return;
+  SetThreadpoolTimer(s->peek_timer, NULL, 0, 0);
+  WaitForThreadpoolTimerCallbacks(s->peek_timer, TRUE);
+  CloseThreadpoolTimer(s->peek_timer);
+  s->peek_timer = NULL;
+}
