@@ -230,15 +230,18 @@ double bench_arg_num(int argc, char **argv, const char *name,
 
 static char self_path[1024];
 
-/* CPU seconds of every live thread of a Linux process, from
- * /proc/ID/task/TID/schedstat (nanoseconds of run time, first field): far
- * finer than the 10 ms ticks of /proc/ID/stat, which is what Wine's
- * GetProcessTimes rests on. Threads that have exited are not counted.
- * Under Wine the Unix path resolves through the Z: drive.
- * Returns -1 when /proc cannot be read. */
-static double schedstat_cpu(const char *id) {
+/* The sums over every live thread of a Linux process of the three fields
+ * of /proc/ID/task/TID/schedstat: nanoseconds run, nanoseconds waited on a
+ * run queue (runnable, no CPU free: what a loaded machine adds), and times
+ * put on a CPU (each wake-up of a blocked thread is one, so in a
+ * ping-pong it counts the hand-offs). The run time is far finer than the
+ * 10 ms ticks of /proc/ID/stat, which is what Wine's GetProcessTimes rests
+ * on. Threads that have exited are not counted. Under Wine the Unix path
+ * resolves through the Z: drive. Returns 0, or -1 when /proc cannot be
+ * read. */
+static int schedstat_sums(const char *id, double sums[3]) {
   char path[400];
-  unsigned long long total = 0;
+  unsigned long long total[3] = { 0, 0, 0 };
   int found = 0;
 #ifdef _WIN32
   WIN32_FIND_DATAA d;
@@ -262,9 +265,10 @@ static double schedstat_cpu(const char *id) {
     FILE *f = fopen(path, "r");
     if (f == NULL)
       continue; /* the thread has just exited */
-    unsigned long long ns = 0;
-    if (fscanf(f, "%llu", &ns) == 1) {
-      total += ns;
+    unsigned long long v[3] = { 0, 0, 0 };
+    if (fscanf(f, "%llu %llu %llu", &v[0], &v[1], &v[2]) == 3) {
+      for (int i = 0; i < 3; i++)
+        total[i] += v[i];
       found = 1;
     }
     fclose(f);
@@ -275,7 +279,38 @@ static double schedstat_cpu(const char *id) {
   }
   closedir(dir);
 #endif
-  return found ? (double)total / 1e9 : -1;
+  if (!found)
+    return -1;
+  sums[0] = (double)total[0] / 1e9;
+  sums[1] = (double)total[1] / 1e9;
+  sums[2] = (double)total[2];
+  return 0;
+}
+
+static double schedstat_cpu(const char *id) {
+  double v[3];
+  return schedstat_sums(id, v) == 0 ? v[0] : -1;
+}
+
+int bench_sched(double *queued, double *slices) {
+  double v[3], total[2] = { 0, 0 };
+#ifdef _WIN32
+  const char *self = getenv("BENCH_SELF_PID");
+#else
+  const char *self = "self";
+#endif
+  if (self == NULL || *self == 0 || schedstat_sums(self, v) != 0)
+    return -1;
+  total[0] = v[1];
+  total[1] = v[2];
+  const char *server = getenv("BENCH_SERVER_PID");
+  if (server != NULL && *server && schedstat_sums(server, v) == 0) {
+    total[0] += v[1];
+    total[1] += v[2];
+  }
+  *queued = total[0];
+  *slices = total[1];
+  return 0;
 }
 
 double bench_server_cpu(void) {

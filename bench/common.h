@@ -91,6 +91,13 @@ double bench_cpu_fine(void);
  * variable BENCH_SERVER_PID (set by bench/run), read from /proc; -1 when
  * not known (natively there is no server). */
 double bench_server_cpu(void);
+/* From Linux's schedstat, summed over the live threads of this process
+ * (BENCH_SELF_PID under Wine) and of the wineserver (BENCH_SERVER_PID):
+ * *queued, the seconds they were runnable but waited for a CPU (the part
+ * of the time a loaded machine adds), and *slices, the times they were put
+ * on a CPU (every wake-up of a blocked thread is one). 0, or -1 when /proc
+ * cannot be read. */
+int bench_sched(double *queued, double *slices);
 void bench_sleep_ms(int ms);
 
 /* A pipe whose ends are not inherited by children; the Windows one has a

@@ -23,9 +23,16 @@
  * anything on a shared machine). Beside the time, the CPU time per round
  * trip of the process (all its threads) and, under Wine, of its wineserver
  * (bench/anchors/run names it), with its ratio: the work a wait costs,
- * which a loaded machine does not blur as it blurs the time. --rows keeps
+ * which a loaded machine does not blur as it blurs the time. Then, from
+ * Linux's schedstat (process and wineserver), the time per round trip its
+ * threads spent runnable but waiting for a CPU ("queued": what the load
+ * added; a row whose time is mostly that was measured on a busy machine,
+ * not on its own), and the times a thread was put on a CPU per round trip
+ * ("switches": every hand-off from one thread to another, which is what a
+ * wait costs under Wine beyond its requests). --rows keeps
  * only the rows whose name begins with one of the names given (e.g.
  * --rows blocking,libuv), for tracing one at a time. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef _WIN32
@@ -305,26 +312,35 @@ int main(int argc, char **argv) {
       base[i]--;
   }
   static double us[MAX_ROWS][MAX_REPS], cpu[MAX_ROWS][MAX_REPS];
+  static double queued[MAX_ROWS][MAX_REPS], switches[MAX_ROWS][MAX_REPS];
   for (int r = 0; r < reps; r++)
     for (int k = 0; k < n; k++) {
       int i = (k + r) % n;
       for (int w = 0; w < WARMUP; w++)
         rows[i].trip(ctx[i]);
+      double q0 = 0, s0 = 0, q1 = 0, s1 = 0;
+      int sched = bench_sched(&q0, &s0) == 0;
       double c0 = cpu_now(), t0 = bench_now();
       for (int w = 0; w < trips; w++)
         rows[i].trip(ctx[i]);
       us[i][r] = (bench_now() - t0) * 1e6 / trips;
       cpu[i][r] = (cpu_now() - c0) * 1e6 / trips;
+      sched = sched && bench_sched(&q1, &s1) == 0;
+      queued[i][r] = sched ? (q1 - q0) * 1e6 / trips : -1;
+      switches[i][r] = sched ? (s1 - s0) / trips : -1;
     }
 
   printf("%s anchors: one-byte ping-pong, blocking echo thread, %d "
          "interleaved reps of %d round trips (medians)\n", BENCH_PLATFORM,
          reps, trips);
-  printf("%-9s %-22s %10s %10s %12s %10s\n", "transport", "row", "us/trip",
-         "x block", "cpu us/trip", "x block");
+  printf("%-9s %-20s %8s %7s %9s %7s %8s %8s\n", "transport", "row",
+         "us/trip", "x block", "cpu us", "x block", "queued", "switches");
   for (int i = 0; i < n; i++) {
     double v[MAX_REPS], x[MAX_REPS], c[MAX_REPS], cx[MAX_REPS];
+    double q[MAX_REPS], sw[MAX_REPS];
     for (int r = 0; r < reps; r++) {
+      q[r] = queued[i][r];
+      sw[r] = switches[i][r];
       v[r] = us[i][r];
       x[r] = us[i][r] / us[base[i]][r];
       c[r] = cpu[i][r];
@@ -332,13 +348,20 @@ int main(int argc, char **argv) {
     }
     double mv = bench_median(v, reps), mx = bench_median(x, reps);
     double mc = bench_median(c, reps), mcx = bench_median(cx, reps);
+    double mq = bench_median(q, reps), msw = bench_median(sw, reps);
     const char *tn = transport_names[rows[i].transport];
-    printf("%-9s %-22s %10.1f %10.2f %12.1f %10.2f\n", tn, rows[i].name, mv,
-           mx, mc, mcx);
+    printf("%-9s %-20s %8.1f %7.2f %9.1f %7.2f %8.1f %8.2f\n", tn,
+           rows[i].name, mv, mx, mc, mcx, mq, msw);
     char scenario[32];
     snprintf(scenario, sizeof scenario, "anchors-%s", tn);
     bench_csv_row(scenario, rows[i].name, 1, "us_per_trip", mv, mx, reps);
     bench_csv_row(scenario, rows[i].name, 1, "cpu_us_per_trip", mc, mcx, reps);
+    if (mq >= 0) {
+      bench_csv_row(scenario, rows[i].name, 1, "queued_us_per_trip", mq, NAN,
+                    reps);
+      bench_csv_row(scenario, rows[i].name, 1, "switches_per_trip", msw, NAN,
+                    reps);
+    }
   }
 #ifndef ANCHORS_LIBUV
   printf("libuv: not built in (bench/anchors/run LIBUV=dir)\n");
