@@ -76,6 +76,8 @@ ANYPOLL__INTERNAL volatile LONG anypoll__test_bsp_poll_asked;
 ANYPOLL__INTERNAL volatile LONG anypoll__test_cancel_misses;
 ANYPOLL__INTERNAL volatile LONG anypoll__test_cancel_tries;
 ANYPOLL__INTERNAL volatile LONG anypoll__test_post_fails;
+ANYPOLL__INTERNAL volatile LONG anypoll__test_unarmed_checks;
+ANYPOLL__INTERNAL volatile LONG anypoll__test_late_checks;
 
 /* Takes one from a countdown that other threads may take from too: 1 when
  * there was one to take. */

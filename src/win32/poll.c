@@ -77,6 +77,11 @@ static DWORD ms_left(LONGLONG deadline, LONGLONG freq) {
   return ms >= INFINITE ? INFINITE - 1 : (DWORD)ms;
 }
 
+/* Whether the deadline of a call with a timeout has passed. */
+static int expired(int timeout_ms, LONGLONG deadline) {
+  return timeout_ms >= 0 && qpc_now() >= deadline;
+}
+
 /* ---- Checks -------------------------------------------------------------- */
 
 /* Checks every entry. After a wake-up (w not NULL), entries whose wake-up
@@ -84,9 +89,13 @@ static DWORD ms_left(LONGLONG deadline, LONGLONG freq) {
  * for pipes): sockets whose AFD poll was cancelled (w->sockets_quiet) had
  * none of the events asked, and read 0 as of then, which is what a check
  * would have said at that moment. Only what fired, and what has no wake-up
- * source (write ends, reads that cannot block, consoles), is asked again. */
+ * source (write ends, reads that cannot block, consoles), is asked again.
+ * After the deadline (late), these last ones are not: the back-off found
+ * them not ready one pause ago, and asking N message pipes again (two
+ * system calls each) put up to 400 ms after a 1 s deadline under Wine. */
 static int check_items(struct pollfd *fds, struct anypoll__item *items,
-                       anypoll_nfds_t nfds, const struct anypoll__waiter *w) {
+                       anypoll_nfds_t nfds, const struct anypoll__waiter *w,
+                       int late) {
   if (w != NULL && w->sockets_quiet) {
     for (anypoll_nfds_t i = 0; i < nfds; i++)
       if (items[i].kind == ANYPOLL_KIND_SOCKET)
@@ -98,6 +107,11 @@ static int check_items(struct pollfd *fds, struct anypoll__item *items,
   for (anypoll_nfds_t i = 0; i < nfds; i++) {
     struct anypoll__item *it = &items[i];
     short ev = fds[i].events;
+    if (late && it->recheck) {
+      fds[i].revents = 0;
+      continue;
+    }
+    anypoll__test_note_checks(&anypoll__test_late_checks, late && it->recheck);
     switch (it->kind) {
     case ANYPOLL_KIND_IGNORED:
       fds[i].revents = 0;
@@ -137,21 +151,26 @@ static void wait_set_add(struct wait_set *s, HANDLE h) {
   s->handles[s->count++] = h;
 }
 
-/* Arms every entry; returns 0, or -1 with errno (with whatever was armed
- * still to be disarmed by the caller). */
+/* Arms every entry; returns 0, 1 when the deadline passed first (400 new
+ * helper threads took over 1 s under Wine on a loaded machine), or -1 with
+ * errno. Whatever was armed is left for the caller to disarm. */
 static int arm_all(struct anypoll__waiter *w, struct wait_set *ws,
                    struct pollfd *fds, struct anypoll__item *items,
-                   anypoll_nfds_t nfds) {
+                   anypoll_nfds_t nfds, int timeout_ms, LONGLONG deadline) {
   ws->count = 0;
   ws->handles[ws->count++] = w->event;
   for (anypoll_nfds_t i = 0; i < nfds; i++)
     items[i].recheck = 0;
   /* The overlapped requests first: each one's start resets the event, which
    * would erase a wake-up set before it (see win.h). */
-  for (anypoll_nfds_t i = 0; i < nfds; i++)
-    if (items[i].kind == ANYPOLL_KIND_PIPE &&
-        anypoll__pipe_arm_async(w, &items[i]) != 0)
+  for (anypoll_nfds_t i = 0; i < nfds; i++) {
+    if (items[i].kind != ANYPOLL_KIND_PIPE)
+      continue;
+    if (expired(timeout_ms, deadline))
+      return 1;
+    if (anypoll__pipe_arm_async(w, &items[i]) != 0)
       return -1;
+  }
   if (anypoll__socket_arm(w, fds, items, nfds) != 0)
     return -1;
   if (anypoll__pipe_completed(w) || anypoll__socket_completed(w))
@@ -160,6 +179,8 @@ static int arm_all(struct anypoll__waiter *w, struct wait_set *ws,
     struct anypoll__item *it = &items[i];
     switch (it->kind) {
     case ANYPOLL_KIND_PIPE:
+      if (expired(timeout_ms, deadline))
+        return 1;
       if (anypoll__pipe_arm_sync(w, it, fds[i].events) != 0)
         return -1;
       break;
@@ -184,15 +205,20 @@ static int arm_all(struct anypoll__waiter *w, struct wait_set *ws,
 /* After a back-off round that timed out: checks only the entries that
  * could not be armed (their kind asked for a re-check: item->recheck), and
  * returns how many are ready. Nothing is written to fds: when one is
- * ready, the caller disarms and checks every entry. */
+ * ready, the caller disarms and checks every entry. Stops at the deadline:
+ * the entries left were found not ready one round ago. */
 static int check_unarmed(const struct pollfd *fds,
                          const struct anypoll__item *items,
-                         anypoll_nfds_t nfds, LONG64 call_id) {
+                         anypoll_nfds_t nfds, LONG64 call_id, int timeout_ms,
+                         LONGLONG deadline) {
   int ready = 0;
   for (anypoll_nfds_t i = 0; i < nfds; i++) {
     const struct anypoll__item *it = &items[i];
     if (!it->recheck)
       continue;
+    if (expired(timeout_ms, deadline))
+      break;
+    anypoll__test_note_checks(&anypoll__test_unarmed_checks, 1);
     short revents = 0;
     if (it->kind == ANYPOLL_KIND_PIPE)
       revents = anypoll__pipe_check_unarmed(it, fds[i].events, call_id);
@@ -204,6 +230,34 @@ static int check_unarmed(const struct pollfd *fds,
   return ready;
 }
 
+/* The back-off's pause with many entries to re-check. A round asks each of
+ * them (one or two system calls: wineserver requests of 20 to 50 us each
+ * under Wine), so at a fixed 16 ms a call on 400 message pipes asked for
+ * 50,000 requests a second, and once a round took longer than the pause
+ * (a loaded machine) it never slept at all. So the pause is at least
+ * RECHECK_US_PER_ENTRY per entry re-checked (2,000 entry checks a second
+ * at most, whatever their number), and at least RECHECK_DUTY times what
+ * the last round took (the checks use at most a fifth of the thread,
+ * however slow each has become). An entry is re-checked up to that pause
+ * late (64 entries: 32 ms; 400: 200 ms). */
+#define RECHECK_US_PER_ENTRY 500
+#define RECHECK_DUTY 4
+
+static DWORD recheck_pause(DWORD backoff, const struct anypoll__item *items,
+                           anypoll_nfds_t nfds, LONGLONG round,
+                           LONGLONG freq) {
+  LONGLONG floor = 0;
+  for (anypoll_nfds_t i = 0; i < nfds; i++)
+    floor += items[i].recheck;
+  floor = floor * RECHECK_US_PER_ENTRY / 1000;
+  LONGLONG duty = round * RECHECK_DUTY * 1000 / freq;
+  if (duty > floor)
+    floor = duty;
+  if (floor > 60000)
+    floor = 60000;
+  return backoff > (DWORD)floor ? backoff : (DWORD)floor;
+}
+
 static void disarm_all(struct anypoll__waiter *w) {
   anypoll__pipe_disarm_all(w);
   anypoll__socket_disarm(w);
@@ -211,11 +265,9 @@ static void disarm_all(struct anypoll__waiter *w) {
 }
 
 static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
-                     anypoll_nfds_t nfds, int timeout_ms, HANDLE event) {
+                     anypoll_nfds_t nfds, int timeout_ms, LONGLONG deadline,
+                     HANDLE event) {
   LONGLONG freq = qpc_freq();
-  /* Rounded up, like every conversion of time here: never early. */
-  LONGLONG deadline = qpc_now() + ((LONGLONG)timeout_ms * freq + 999) / 1000;
-
   struct anypoll__waiter w;
   ZeroMemory(&w, sizeof w);
   w.event = event;
@@ -232,13 +284,15 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
   }
 
   DWORD backoff = 1;
+  LONGLONG round = 0; /* what the last back-off round took, QPC ticks */
   int first_round = 1;
   for (;;) {
-    if (arm_all(&w, ws, fds, items, nfds) != 0) {
+    int armed = arm_all(&w, ws, fds, items, nfds, timeout_ms, deadline);
+    if (armed != 0) {
       int saved = errno;
       disarm_all(&w);
       errno = saved;
-      result = -1;
+      result = armed < 0 ? -1 : 0;
       break;
     }
     if (anypoll__debug_on && first_round)
@@ -247,30 +301,38 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
                                           : ms_left(deadline, freq));
     first_round = 0;
     LONGLONG debug_t0 = anypoll__debug_on ? qpc_now() : 0;
-    /* Entries that cannot be waited on: wait at most the back-off, which
-     * doubles on each round that finds nothing, up to the bound they ask.
-     * A back-off round that ends by its timeout re-checks those entries
-     * only, and the armed ones stay armed: re-arming N idle pipes each
-     * round (a cancel and a new read each, and a full check) made the CPU
-     * of such a wait grow with N. Only a wake-up, a ready unarmed entry or
-     * the deadline disarms. */
+    /* Entries that cannot be waited on: wait at most the pause, whose
+     * back-off doubles on each round that finds nothing up to the bound
+     * they ask (stretched by recheck_pause). A round ended by the pause
+     * re-checks those entries only, the armed ones staying armed:
+     * re-arming N idle pipes each round made the CPU grow with N. Only a
+     * wake-up, a ready unarmed entry or the deadline disarms. */
     DWORD cap = w.recheck_ms;
-    int rechecking = cap != 0;
+    int unarmed_ready = 0;
     DWORD r;
     for (;;) {
       DWORD ms = timeout_ms < 0 ? INFINITE : ms_left(deadline, freq);
-      if (rechecking && backoff > cap)
-        backoff = cap;
-      if (rechecking && ms > backoff)
-        ms = backoff;
+      if (cap != 0) {
+        if (backoff > cap)
+          backoff = cap;
+        DWORD pause = recheck_pause(backoff, items, nfds, round, freq);
+        if (ms > pause)
+          ms = pause;
+      }
       r = WaitForMultipleObjectsEx(ws->count, ws->handles, FALSE, ms, TRUE);
-      if (!rechecking || r != WAIT_TIMEOUT)
+      /* A timeout that is not the deadline's (the back-off's, or a wait
+       * that ended a little early) keeps everything armed. */
+      if (r != WAIT_TIMEOUT || expired(timeout_ms, deadline))
         break;
+      if (cap == 0)
+        continue;
       if (backoff < cap)
         backoff = backoff * 2 < cap ? backoff * 2 : cap;
-      if (timeout_ms >= 0 && ms_left(deadline, freq) == 0)
-        break;
-      if (check_unarmed(fds, items, nfds, w.call_id) != 0)
+      LONGLONG t0 = qpc_now();
+      unarmed_ready =
+          check_unarmed(fds, items, nfds, w.call_id, timeout_ms, deadline);
+      round = qpc_now() - t0;
+      if (unarmed_ready != 0)
         break;
     }
     DWORD wait_error = r == WAIT_FAILED ? GetLastError() : 0;
@@ -290,11 +352,15 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
       result = anypoll__set_errno_win(wait_error);
       break;
     }
-    result = check_items(fds, items, nfds, &w);
+    /* At the deadline, a last look, as Linux's poll takes (a descriptor
+     * closed during the wait is reported): cheap for armed entries, as a
+     * read or AFD poll cancelled while pending answers without a query. */
+    int late = unarmed_ready == 0 && expired(timeout_ms, deadline);
+    result = check_items(fds, items, nfds, &w, late);
     if (result != 0)
       break;
     anypoll__pipe_after_round(items, nfds);
-    if (timeout_ms >= 0 && ms_left(deadline, freq) == 0)
+    if (expired(timeout_ms, deadline))
       break;
   }
 out:
@@ -307,6 +373,11 @@ out:
 
 int anypoll__win_event_poll(struct pollfd *fds, anypoll_nfds_t nfds,
                             int timeout_ms) {
+  /* The deadline counts from here: classifying and checking N entries is
+   * part of the wait (N to 3N system calls). Rounded up, like every
+   * conversion of time here: never early. */
+  LONGLONG freq = qpc_freq();
+  LONGLONG deadline = qpc_now() + ((LONGLONG)timeout_ms * freq + 999) / 1000;
   if (nfds > ANYPOLL_MAX_NFDS) {
     errno = EINVAL;
     return -1;
@@ -330,9 +401,10 @@ int anypoll__win_event_poll(struct pollfd *fds, anypoll_nfds_t nfds,
   if (event == NULL) {
     result = -1;
   } else {
-    result = check_items(fds, items, nfds, NULL);
-    if (result == 0 && timeout_ms != 0)
-      result = wait_loop(fds, items, nfds, timeout_ms, event);
+    result = check_items(fds, items, nfds, NULL, 0);
+    /* Unless the first check took the whole timeout. */
+    if (result == 0 && timeout_ms != 0 && !expired(timeout_ms, deadline))
+      result = wait_loop(fds, items, nfds, timeout_ms, deadline, event);
   }
   if (items != stack_items)
     free(items);

@@ -617,7 +617,10 @@ void anypoll__stdin_release(int fd);
  * read is queued behind a synchronous read that is not ours (watch.c);
  * anypoll__test_cancel_tries counts the attempts.
  * anypoll__test_post_fails: the next that many packets a watch set posts
- * to its port fail as if non-paged pool were exhausted (set_post.c). */
+ * to its port fail as if non-paged pool were exhausted (set_post.c).
+ * anypoll__test_unarmed_checks counts the entries anypoll_poll's back-off
+ * rounds check; anypoll__test_late_checks the back-off entries it checks
+ * after its deadline (poll.c). */
 #ifdef ANYPOLL_TEST_HOOKS
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_fail_resources;
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_fail_skip;
@@ -640,12 +643,20 @@ static inline int anypoll__test_cancel_miss(void) {
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_post_fails;
 ANYPOLL__INTERNAL
 int anypoll__test_post_fail(void);
+ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_unarmed_checks;
+ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_late_checks;
+static inline void anypoll__test_note_checks(volatile LONG *count,
+                                             anypoll_nfds_t n) {
+  if (n != 0)
+    InterlockedExchangeAdd(count, (LONG)n);
+}
 #else
 static inline int anypoll__test_should_fail(void) { return 0; }
 static inline int anypoll__test_base_handle_fails(void) { return 0; }
 static inline void anypoll__test_note_bsp_poll(void) {}
 static inline int anypoll__test_cancel_miss(void) { return 0; }
 static inline int anypoll__test_post_fail(void) { return 0; }
+#define anypoll__test_note_checks(count, n) ((void)(n))
 #endif
 
 /* socket.c: a new handle to the AFD driver (for IOCTL_AFD_POLL), or
