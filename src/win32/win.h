@@ -617,8 +617,17 @@ void anypoll__stdin_release(int fd);
  * read is queued behind a synchronous read that is not ours (watch.c);
  * anypoll__test_cancel_tries counts the attempts.
  * anypoll__test_post_fails: the next that many packets a watch set posts
- * to its port fail as if non-paged pool were exhausted (set_post.c). */
+ * to its port fail as if non-paged pool were exhausted (set_post.c).
+ * anypoll__test_spawn_window: called by anypoll_spawn with the child's
+ * handles while they are inheritable, just before CreateProcessW, as when
+ * another thread creates a process at that moment (spawn.c). */
 #ifdef ANYPOLL_TEST_HOOKS
+ANYPOLL__INTERNAL_DATA void (*volatile anypoll__test_spawn_window)(const HANDLE *list,
+                                                                  int count);
+static inline void anypoll__test_in_spawn_window(const HANDLE *list, int count) {
+  if (anypoll__test_spawn_window != NULL)
+    anypoll__test_spawn_window(list, count);
+}
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_fail_resources;
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_fail_skip;
 ANYPOLL__INTERNAL
@@ -646,6 +655,9 @@ static inline int anypoll__test_base_handle_fails(void) { return 0; }
 static inline void anypoll__test_note_bsp_poll(void) {}
 static inline int anypoll__test_cancel_miss(void) { return 0; }
 static inline int anypoll__test_post_fail(void) { return 0; }
+static inline void anypoll__test_in_spawn_window(const HANDLE *list, int count) {
+  (void)list, (void)count;
+}
 #endif
 
 /* socket.c: a new handle to the AFD driver (for IOCTL_AFD_POLL), or
