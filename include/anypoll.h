@@ -392,8 +392,11 @@ ANYPOLL_EXTERN int anypoll_close(int fd);
  * that anypoll_poll and the watch set report POLLIN on once the child has
  * exited, and not before; anypoll_close(*proc) releases it without touching
  * the child. The child gets its three streams and nothing else of the
- * parent's that anypoll made: the parent's ends are never inherited. On
- * Windows the parent's ends are overlapped, as anypoll_pipe's read end is:
+ * parent's that anypoll made: the parent's ends are never inherited (on
+ * Windows the child's own ends are inheritable during its CreateProcessW,
+ * so a process another thread creates then with inheritance and no handle
+ * list may hold them: anypoll_spawn(3), BUGS). On Windows the parent's
+ * ends are overlapped, as anypoll_pipe's read end is:
  * read and write them with anypoll_read and anypoll_write, and the set and
  * anypoll_poll wait on them with no thread; the child's ends are ordinary
  * synchronous pipes; a write to the child's stdin returns once issued, and

@@ -273,3 +273,7 @@ TEST_CASE_WIN(win_spawn_path_search)
 TEST_CASE_WIN(win_spawn_stdin_pending_write_delivered)
 /* fix-spawn: cmd.exe's 8191-character limit on a batch file's line. */
 TEST_CASE_WIN(win_spawn_batch_line_limit)
+/* inherit: no handle of anypoll_spawn's inheritable after it returns;
+ * what a process created during its CreateProcessW gets (BUGS). */
+TEST_CASE_WIN(win_spawn_later_inheriting_child_gets_no_end)
+TEST_CASE_WIN(win_spawn_process_created_in_the_window_holds_child_ends)

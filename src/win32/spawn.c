@@ -16,9 +16,18 @@
  * parent's descriptor), made inheritable only just before CreateProcessW
  * and closed just after it, and named in PROC_THREAD_ATTRIBUTE_HANDLE_LIST,
  * so that no other inheritable handle of the program reaches the child.
- * The parent's ends are never inheritable. (A CreateProcess of another
- * thread with bInheritHandles and no list, in that window, would inherit
- * the three: no list can prevent that.)
+ * The parent's ends are never inheritable. The window is the
+ * CreateProcessW call alone (under Wine 8, which waits there for the child
+ * to start, 12 to 106 ms, median 26, of an anypoll_spawn of 35); a process
+ * that another thread creates in it with bInheritHandles and no list
+ * inherits the child's handles (anypoll_spawn(3), BUGS). Nothing
+ * documented closes it: a handle reaches a new process only by inheritance,
+ * from its creator or from the process named by
+ * PROC_THREAD_ATTRIBUTE_PARENT_PROCESS, which would need a helper process
+ * of ours, alive as long as the program, as every child's parent (the
+ * children would take its job and token, and its pid as their parent's);
+ * writing the child's standard handles into the suspended child is
+ * undocumented.
  *
  * The process descriptor. msvcrt's and the UCRT's _open_osfhandle refuse a
  * process handle (GetFileType says FILE_TYPE_UNKNOWN), so the descriptor is
@@ -234,6 +243,7 @@ static int spawn_start(struct spawn *s, int batch) {
   si.lpAttributeList = s->attrs;
   for (int i = 0; i < count; i++)
     SetHandleInformation(list[i], HANDLE_FLAG_INHERIT, HANDLE_FLAG_INHERIT);
+  anypoll__test_in_spawn_window(list, count);
   PROCESS_INFORMATION pi;
   DWORD flags = CREATE_SUSPENDED | (count > 0 ? EXTENDED_STARTUPINFO_PRESENT : 0) |
                 (s->env != NULL ? CREATE_UNICODE_ENVIRONMENT : 0);

@@ -620,8 +620,17 @@ void anypoll__stdin_release(int fd);
  * to its port fail as if non-paged pool were exhausted (set_post.c).
  * anypoll__test_unarmed_checks counts the entries anypoll_poll's back-off
  * rounds check; anypoll__test_late_checks the back-off entries it checks
- * after its deadline (poll.c). */
+ * after its deadline (poll.c).
+ * anypoll__test_spawn_window: called by anypoll_spawn with the child's
+ * handles while they are inheritable, just before CreateProcessW, as when
+ * another thread creates a process at that moment (spawn.c). */
 #ifdef ANYPOLL_TEST_HOOKS
+ANYPOLL__INTERNAL_DATA void (*volatile anypoll__test_spawn_window)(const HANDLE *list,
+                                                                  int count);
+static inline void anypoll__test_in_spawn_window(const HANDLE *list, int count) {
+  if (anypoll__test_spawn_window != NULL)
+    anypoll__test_spawn_window(list, count);
+}
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_fail_resources;
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_fail_skip;
 ANYPOLL__INTERNAL
@@ -657,6 +666,9 @@ static inline void anypoll__test_note_bsp_poll(void) {}
 static inline int anypoll__test_cancel_miss(void) { return 0; }
 static inline int anypoll__test_post_fail(void) { return 0; }
 #define anypoll__test_note_checks(count, n) ((void)(n))
+static inline void anypoll__test_in_spawn_window(const HANDLE *list, int count) {
+  (void)list, (void)count;
+}
 #endif
 
 /* socket.c: a new handle to the AFD driver (for IOCTL_AFD_POLL), or
