@@ -18,7 +18,7 @@
 #  include <sys/socket.h>
 #endif
 
-/* Exit statuses (docs/pollcat.md has the table). In exec mode the child's
+/* Exit statuses (man/man1/pollcat.1 has the table). In exec mode the child's
  * own status is passed through once it has started. */
 enum {
   PC_EXIT_OK = 0,
