@@ -55,7 +55,8 @@ TEST_CASE(null_fds_with_nfds_efault)
 TEST_CASE(wild_fds_pointer_efault)
 TEST_CASE(unknown_backend_einval)
 
-/* test_wait.c: waiting and waking, on every kind */
+/* Waiting and waking, on every kind: test_wait.c (pipes), test_wait_socket.c
+ * (sockets), test_wait_calls.c (timeouts, many entries, kinds or threads) */
 TEST_CASE(pipe_wakes_on_write_from_thread)
 TEST_CASE(pipe_wakes_on_writer_close)
 TEST_CASE(pipe_data_then_writer_closed)
@@ -82,11 +83,12 @@ TEST_CASE(duplicate_entries_each_reported)
 TEST_CASE(many_descriptors_4096)
 TEST_CASE(concurrent_callers)
 
-/* test_reliability.c: load, concurrency, faults, bad input */
+/* test_stress.c: load and concurrency */
 TEST_CASE(stress_bytes_exact)
 TEST_CASE(stress_no_lost_wakeups)
-TEST_CASE(no_leaks_after_many_calls)
 TEST_CASE(stress_concurrent_pollers)
+/* test_reliability.c: leaks, faults, bad input */
+TEST_CASE(no_leaks_after_many_calls)
 TEST_CASE_NO_LEGACY_WIN(fault_pipe_closed_by_other_thread_mid_wait)
 TEST_CASE_NO_LEGACY_WIN(fault_socket_closed_by_other_thread_mid_wait)
 TEST_CASE(fault_socket_peer_killed_mid_wait)
@@ -224,7 +226,7 @@ TEST_CASE_SET_POSIX(set_dup2_back_after_close_before_del)
 TEST_CASE_SET_POSIX(set_wait_max_without_limit)
 /* The set's own descriptors (fix-set). */
 TEST_CASE_SET_POSIX(set_add_of_own_descriptor)
-/* test_reliability.c: the set under load. */
+/* test_set_stress.c, test_set_flips.c: the set under load. */
 TEST_CASE_SET(stress_set_oneshot_bytes_exact)
 TEST_CASE_SET(stress_set_mod_flips_direction)
 /* test_set_win_defects.c: the watch set against issue 32's defects (first

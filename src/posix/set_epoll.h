@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The watch set on Linux (set_epoll.c: the set and ctl; set_epoll_wait.c:
- * the wait): the state both files share. */
+/* The watch set on Linux (set_epoll.c: the set and its always-ready
+ * count; set_epoll_ctl.c: ctl; set_epoll_wait.c: the wait): the state the
+ * three files share. */
 #ifndef ANYPOLL_SET_EPOLL_H
 #define ANYPOLL_SET_EPOLL_H
 
@@ -108,6 +109,9 @@ ANYPOLL__INTERNAL void anypoll__eset_ready_change(struct eset *s, int was,
 /* 0, EBADF or ENOENT: whether an always-ready entry's number still names
  * its file. */
 ANYPOLL__INTERNAL int anypoll__eset_same_file(const struct slot *sl);
+/* The backend's ctl (set_epoll_ctl.c). */
+ANYPOLL__INTERNAL int anypoll__eset_ctl(void *state, int op, int fd,
+                                        unsigned events, void *data);
 /* The backend's wait (set_epoll_wait.c). */
 ANYPOLL__INTERNAL int anypoll__eset_wait(void *state,
                                          struct anypoll_event *out, int max,

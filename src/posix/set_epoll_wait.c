@@ -4,6 +4,9 @@
 
 #if ANYPOLL_HAVE_EPOLL
 
+/* The slot an epoll event stands for, and the bits to report: 0 for the
+ * eventfd's, for a slot deleted (or deleted and reused) since, and for
+ * one whose events a mod has narrowed since. Under the lock. */
 static unsigned eset_kernel_bits(const struct eset *s,
                                  const struct epoll_event *e,
                                  size_t *slot) {
