@@ -189,11 +189,16 @@ int anypoll__set_iocp_wait(void *state, struct anypoll_event *out, int max,
        * waits), and are checked now if out has room. A removal that
        * emptied the port (it got fewer packets than it asked for) needs no
        * second look, nor does a port known to be empty (look == 0): one
-       * request fewer per woken wait under Wine. */
-      OVERLAPPED_ENTRY e[ANYPOLL_SET_DEQUEUE_MAX];
-      ULONG got = 0;
-      struct anypoll__reg *mark = s->check_tail;
-      if (GetQueuedCompletionStatusEx(s->port, e, look, &got, 0, FALSE)) {
+       * request fewer per woken wait under Wine. The port is emptied in
+       * batches of at most ANYPOLL_SET_DEQUEUE_MAX, also when out is full:
+       * the packets beyond one batch would otherwise wait behind the
+       * entries reported now (set_many_ready_in_one_wait_and_fair). */
+      for (;;) {
+        OVERLAPPED_ENTRY e[ANYPOLL_SET_DEQUEUE_MAX];
+        ULONG got = 0;
+        struct anypoll__reg *mark = s->check_tail;
+        if (!GetQueuedCompletionStatusEx(s->port, e, look, &got, 0, FALSE))
+          break;
         for (ULONG i = 0; i < got; i++)
           anypoll__set_take_packet(s, &e[i]);
         struct anypoll__reg *from =
@@ -206,6 +211,8 @@ int anypoll__set_iocp_wait(void *state, struct anypoll_event *out, int max,
             n += iocp_run_checks(s, out + n, max - n, &port_armed, from, end,
                                  &requeued);
         }
+        if (got < look || (look = iocp_port_count(s)) == 0)
+          break;
       }
     }
     if (n > 0) {
