@@ -696,3 +696,39 @@ TEST(set_win_anypipe_closed_unarmed_value_reused) {
   _close(q[1]);
   _close(p[1]);
 }
+
+/* The same with a read pending when the program closes the read end: the
+ * close ends the set's read, and before its packet is checked the number
+ * and handle value go to a new anypoll_pipe read end holding data. The
+ * entry is POLLNVAL, under its own data pointer, and never reports the
+ * new pipe's POLLIN (review: 'n=1 [fd3 ev=0x300 data=...1]', the new pipe
+ * read as the old entry). */
+TEST(set_win_anypipe_closed_armed_value_reused) {
+  int p[2], q[2];
+  ASSERT_EQ(anypoll_pipe(p), 0);
+  void *s = B.create();
+  ASSERT(s != NULL);
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_ADD, p[0], POLLIN, (void *)1), 0);
+  struct anypoll_event ev[4];
+  ASSERT_EQ(B.wait(s, ev, 4, 0), 0); /* the read is pending */
+  intptr_t old = _get_osfhandle(p[0]);
+  int closed = p[0];
+  ASSERT_EQ(_close(p[0]), 0);
+  ASSERT_EQ(anypoll_pipe(q), 0);
+  ASSERT_EQ(q[0], closed);
+  ASSERT_EQ(_get_osfhandle(q[0]), old);
+  ASSERT_EQ(anypoll_write(q[1], "x", 1), 1);
+  for (int i = 0; i < 3; i++) {
+    ASSERT_EQ(B.wait(s, ev, 4, 2000), 1);
+    ASSERT_EQ(ev[0].fd, closed);
+    ASSERT_EQ(ev[0].events, (unsigned)POLLNVAL);
+    ASSERT(ev[0].data == (void *)1);
+  }
+  ASSERT_EQ(B.ctl(s, ANYPOLL__SET_DEL, closed, 0, NULL), 0);
+  ASSERT_EQ(B.destroy(s), 0);
+  char c;
+  ASSERT_EQ(anypoll_read(q[0], &c, 1), 1); /* the new pipe's byte is intact */
+  _close(q[0]);
+  _close(q[1]);
+  _close(p[1]);
+}

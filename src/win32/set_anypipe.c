@@ -121,6 +121,14 @@ static int anypipe_name_is_ours(const WCHAR *name) {
   return wcsncmp(leaf, want, wcslen(want)) == 0;
 }
 
+/* Whether a borrowed value still names the pipe of the add: the program
+ * may have closed it, and Windows hand the value out again. */
+static int anypipe_still_named(const struct anypoll__anypipe *a) {
+  WCHAR name[96];
+  return anypoll__sys_object_name(a->h, name, sizeof name / sizeof name[0]) &&
+         anypipe_name_hash(name) == a->name_hash;
+}
+
 /* Takes a deleted record off the set's list and frees it. */
 static void anypipe_unlink_free(struct anypoll__set *s,
                                 struct anypoll__anypipe *a) {
@@ -188,14 +196,10 @@ int anypoll__set_anypipe_arm(struct anypoll__reg *r) {
    * one object-manager request per arm, which a read through our own
    * duplicate would not need, but a duplicate keeps the pipe open and
    * hides the close. */
-  if (a->borrowed) {
-    WCHAR name[96];
-    if (!anypoll__sys_object_name(a->h, name, sizeof name / sizeof name[0]) ||
-        anypipe_name_hash(name) != a->name_hash) {
-      a->gone = a->broken = 1;
-      anypoll__set_post(r);
-      return 0;
-    }
+  if (a->borrowed && !anypipe_still_named(a)) {
+    a->gone = a->broken = 1;
+    anypoll__set_post(r);
+    return 0;
   }
   ZeroMemory(&a->ov, sizeof a->ov);
   a->cancelling = 0;
@@ -345,8 +349,15 @@ struct anypoll__reg *anypoll__set_anypipe_done(struct anypoll__set *s,
   /* ov.Internal is the read's status once its packet is out. */
   NTSTATUS st = (NTSTATUS)a->ov.Internal;
   if (a->borrowed && st < 0 &&
-      !(a->cancelling && st == ANYPOLL_STATUS_CANCELLED))
+      !(a->cancelling && st == ANYPOLL_STATUS_CANCELLED)) {
     a->broken = 1;
+    /* The writer went, or the program closed the read end: then the value
+     * is closed or names another object already, and the entry must not
+     * report that object's state, now or after (an error ends a read
+     * rarely: one query then). */
+    if (!a->detached && !anypipe_still_named(a))
+      a->gone = 1;
+  }
   struct anypoll__reg *r = a->r;
   s->afd_out--;
   if (a->detached)
