@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <io.h>
 #include <malloc.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "test.h"
@@ -178,4 +179,32 @@ TEST(set_win_anypipe_stale_packet_after_del) {
   _close(p[1]);
   _close(q[0]);
   _close(q[1]);
+}
+
+/* ---- Threads over many cycles -------------------------------------------- */
+
+/* The add, wait(0), del cycles of set_win_anypipe_cycles must not leave a
+ * thread per cycle behind, even for a while: the process's threads are
+ * counted every 100 cycles and must stay within a small ceiling over what
+ * there was before (the pool's helpers and the thread pool's workers and
+ * wait threads are each reused). */
+TEST(set_win_anypipe_cycles_threads_bounded) {
+  int p[2];
+  ASSERT_EQ(anypoll_pipe(p), 0);
+  anypoll_set *s = anypoll_set_new();
+  ASSERT(s != NULL);
+  cycle(s, p[0], 10); /* the pool's threads exist */
+  int before = tp_thread_count();
+  int most = before;
+  for (int i = 0; i < 20; i++) {
+    cycle(s, p[0], 100);
+    int now = tp_thread_count();
+    if (now > most)
+      most = now;
+  }
+  printf("threads: %d before, at most %d over 2000 cycles\n", before, most);
+  ASSERT_LE(most, before + 8);
+  ASSERT_EQ(anypoll_set_free(s), 0);
+  _close(p[0]);
+  _close(p[1]);
 }

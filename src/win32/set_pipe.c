@@ -243,6 +243,18 @@ void anypoll__set_pipe_stop(struct anypoll__reg *r) {
    * waits for it to end: the callback is not called after this. */
   if (r->sub.watch != NULL)
     anypoll__watch_leave_all(&r->sub, 1);
+  /* The wait goes first: the cancel below signals the read's event, and
+   * with the wait still registered that signal would hand a callback (which
+   * would post nothing, r being stopping) to a pool worker. Under Wine 8 the
+   * pool made a new worker for about one such callback in four, up to its
+   * 500 (add, wait(0), del of an anypoll_pipe read end in a loop: 4 -> 504
+   * threads, idle ones leaving after 5 s;
+   * set_win_anypipe_cycles_threads_bounded). Unregistered first, nothing
+   * is handed over, and UnregisterWaitEx no longer races the signal. */
+  if (r->wait != NULL) {
+    UnregisterWaitEx(r->wait, INVALID_HANDLE_VALUE);
+    r->wait = NULL;
+  }
   if (r->ov_pending) {
     anypoll__sys_cancel_io(r->own, &r->ov);
     /* The kernel writes the OVERLAPPED until the read completes, which the
@@ -251,10 +263,6 @@ void anypoll__set_pipe_stop(struct anypoll__reg *r) {
     while (!HasOverlappedIoCompleted(&r->ov))
       SleepEx(1, FALSE);
     r->ov_pending = 0;
-  }
-  if (r->wait != NULL) {
-    UnregisterWaitEx(r->wait, INVALID_HANDLE_VALUE);
-    r->wait = NULL;
   }
   /* No read of ours is pending on it now. */
   if (r->own != NULL) {
