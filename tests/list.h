@@ -126,6 +126,7 @@ TEST_CASE_WIN(set_win_message_pipe_zero_length_message_kept)
 TEST_CASE_WIN(set_win_overlapped_pipe_cycles)
 TEST_CASE_WIN(set_win_anypipe_cycles)
 TEST_CASE_WIN(set_win_anypipe_cycles_threads_bounded)
+TEST_CASE_WIN(set_win_closed_entry_reused_by_file_mod_fails)
 TEST_CASE_WIN(set_win_anypipe_lifecycles_heap_flat)
 TEST_CASE_WIN(set_win_anypipe_stale_packet_after_del)
 /* test_win_set_inherit.c: no child process waits behind a read the set

@@ -6,6 +6,7 @@
  * the other must not have grown. Through the public API. */
 #include <winsock2.h>
 #include <windows.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <io.h>
 #include <malloc.h>
@@ -207,4 +208,53 @@ TEST(set_win_anypipe_cycles_threads_bounded) {
   ASSERT_EQ(anypoll_set_free(s), 0);
   _close(p[0]);
   _close(p[1]);
+}
+
+/* ---- Close before del, number reused ------------------------------------- */
+
+/* An anypoll_pipe read end closed before its del, its number then taken by
+ * a regular file: POLLNVAL until the del (not the file's state, not
+ * nothing), and a mod of the entry fails with ENOENT, the number naming
+ * another object (as on Linux, where epoll has dropped it), leaving it
+ * POLLNVAL; del works and the file can be added then. (A _pipe read end
+ * closed before its del is what the lock model forbids: that close waits
+ * for the set's read on Windows.) Twice: the second time the file is
+ * opened before any wait has seen the close. */
+TEST(set_win_closed_entry_reused_by_file_mod_fails) {
+  for (int kind = 0; kind < 2; kind++) {
+    int p[2];
+    ASSERT_EQ(anypoll_pipe(p), 0);
+    anypoll_set *s = anypoll_set_new();
+    ASSERT(s != NULL);
+    ASSERT_EQ(anypoll_set_add(s, p[0], POLLIN, (void *)1), 0);
+    struct anypoll_event ev[2];
+    ASSERT_EQ(anypoll_set_wait(s, ev, 2, 50), 0);
+    ASSERT_EQ(_close(p[0]), 0);
+    if (kind == 0) {
+      ASSERT_EQ(anypoll_set_wait(s, ev, 2, 1000), 1);
+      ASSERT_EQ(ev[0].events, (unsigned)POLLNVAL);
+    }
+    char name[MAX_PATH];
+    snprintf(name, sizeof name, "anypoll-reuse-%lu-%d.tmp",
+             (unsigned long)GetCurrentProcessId(), kind);
+    int f = _open(name, _O_RDWR | _O_CREAT | _O_BINARY | _O_TEMPORARY, 0666);
+    ASSERT_EQ(f, p[0]);
+    ASSERT_EQ(anypoll_set_wait(s, ev, 2, 50), 1);
+    ASSERT_EQ(ev[0].fd, f);
+    ASSERT_EQ(ev[0].events, (unsigned)POLLNVAL);
+    errno = 0;
+    ASSERT_EQ(anypoll_set_mod(s, f, POLLIN, (void *)2), -1);
+    ASSERT_EQ(errno, ENOENT);
+    ASSERT_EQ(anypoll_set_wait(s, ev, 2, 50), 1);
+    ASSERT_EQ(ev[0].events, (unsigned)POLLNVAL);
+    ASSERT(ev[0].data == (void *)1);
+    ASSERT_EQ(anypoll_set_del(s, f), 0);
+    ASSERT_EQ(anypoll_set_add(s, f, POLLIN, (void *)3), 0);
+    ASSERT_EQ(anypoll_set_wait(s, ev, 2, 50), 1);
+    ASSERT_EQ(ev[0].events, (unsigned)POLLIN);
+    ASSERT_EQ(anypoll_set_del(s, f), 0);
+    ASSERT_EQ(anypoll_set_free(s), 0);
+    _close(f);
+    _close(p[1]);
+  }
 }

@@ -201,6 +201,17 @@ static int iocp_not_registered(int fd) {
   return -1;
 }
 
+/* Whether r's descriptor was closed before its del: found so by a wait
+ * (nval), or its number no longer maps to the handle of the add, or (an
+ * anypoll_pipe read end read through the program's handle) that handle
+ * value names another pipe now. Marks it. */
+static int iocp_closed(struct anypoll__reg *r) {
+  if (!r->nval && (anypoll__sys_os_handle(r->fd) != (intptr_t)r->item.handle ||
+                   (r->anypipe != NULL && anypoll__set_anypipe_gone(r))))
+    r->nval = 1;
+  return r->nval;
+}
+
 int anypoll__set_iocp_ctl(void *state, int op, int fd, unsigned events,
                           void *data) {
   struct anypoll__set *s = state;
@@ -219,6 +230,15 @@ int anypoll__set_iocp_ctl(void *state, int op, int fd, unsigned events,
   case ANYPOLL__SET_MOD:
     if (r == NULL) {
       result = iocp_not_registered(fd);
+      break;
+    }
+    /* Closed before its del: the number may name another object now,
+     * which this entry must not take for its own (epoll has dropped such
+     * an entry; EBADF once closed, ENOENT once the number is reused). The
+     * entry stays, POLLNVAL until its del. */
+    if (iocp_closed(r)) {
+      errno = anypoll__sys_os_handle(fd) == -1 ? EBADF : ENOENT;
+      result = -1;
       break;
     }
     /* What is armed was armed for the old events: start afresh. */

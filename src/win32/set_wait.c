@@ -99,7 +99,12 @@ static int iocp_run_checks(struct anypoll__set *s, struct anypoll_event *out,
   while (n < max && r != NULL) {
     struct anypoll__reg *next = r == last ? NULL : r->check_next;
     anypoll__set_check_remove(s, r);
-    int revents = iocp_check(r);
+    /* Once closed, POLLNVAL until the del, even when the number or the
+     * handle value is taken by something else since (a file, a pipe),
+     * which a check would otherwise report as this entry. */
+    int revents = r->nval ? POLLNVAL : iocp_check(r);
+    if (revents == POLLNVAL)
+      r->nval = 1;
     r->fresh = 0;
     int requeue = 0;
     if (revents > 0) {

@@ -60,6 +60,9 @@ struct anypoll__reg {
   unsigned disabled : 1; /* ONESHOT reported; until mod */
   unsigned deleted : 1;  /* out of the table; freed with the last ref */
   unsigned noted : 1;    /* an asynchronous read end noted in anypipe.c */
+  /* Found closed before its del (POLLNVAL): so until the del, whatever the
+   * number or the handle value names by then; mod fails (set.c). */
+  unsigned nval : 1;
   int fd;
   unsigned events;
   void *data;
