@@ -193,10 +193,12 @@ struct anypoll_event {
  * synchronous pipe's read end (_pipe, CreatePipe; not anypoll_pipe's read
  * end, which no read of ours holds): the set then keeps its zero-byte read
  * parked on the pipe between waits, even when the handle is inheritable or
- * has other handles. Without it, such a pipe has no read of ours parked at
- * all (another process's GetFileType, PeekNamedPipe or read would wait
- * behind it) and is checked again every 16 ms while idle instead, which
- * delays its wake-ups by up to 16 ms. Elsewhere it is accepted and has no
+ * has other handles. Without it, such a pipe has no read of ours pending
+ * between waits (another process's GetFileType, PeekNamedPipe or read would
+ * wait behind it): each wait that sleeps starts one and cancels it before
+ * returning, as anypoll_poll does, which costs a few system calls per such
+ * pipe per wait; beyond 64 of them in a set the others are checked every
+ * 16 ms instead, up to 16 ms late. Elsewhere it is accepted and has no
  * effect. A bit outside every POLL* value of the platform. */
 #define ANYPOLL_UNSHARED (1u << 28)
 

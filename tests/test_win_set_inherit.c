@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "test.h"
+#include "win32/win.h"
 
 /* The child: this program, "--child inherit-peek HANDLE" (platform_win32.c),
  * inheriting every inheritable handle, which calls GetFileType and
@@ -137,4 +138,77 @@ TEST(set_win_pipe_with_inherited_duplicate_not_held) {
   CloseHandle(dup);
   _close(p[0]);
   _close(p[1]);
+}
+
+/* A wake-up of a shared pipe comes through the set's read, which the wait
+ * starts when it goes to sleep, not through the 16 ms peek timer that
+ * peeked at such pipes before: no peek at all (the test library counts
+ * them). The second pipe's read is cancelled before the wait returns, so a
+ * child started right after it finds neither pipe held. */
+TEST(set_win_shared_pipe_woken_by_read) {
+  int a[2], b[2];
+  ASSERT_EQ(_pipe(a, 4096, _O_BINARY), 0);
+  ASSERT_EQ(_pipe(b, 4096, _O_BINARY), 0);
+  anypoll_set *s = anypoll_set_new();
+  ASSERT(s != NULL);
+  ASSERT_EQ(anypoll_set_add(s, a[0], POLLIN, (void *)5), 0);
+  ASSERT_EQ(anypoll_set_add(s, b[0], POLLIN, (void *)6), 0);
+  struct anypoll_event ev[2];
+  anypoll__test_set_peeks = 0;
+  ASSERT_EQ(anypoll_set_wait(s, ev, 2, 50), 0);
+  struct tp_later later;
+  tp_thread *t = tp_after(&later, a[1], 100, TP_WRITE_BYTE);
+  ASSERT_EQ(anypoll_set_wait(s, ev, 2, 10000), 1);
+  tp_thread_join(t);
+  ASSERT_EQ(ev[0].fd, a[0]);
+  ASSERT_EQ(ev[0].events, (unsigned)POLLIN);
+  ASSERT(ev[0].data == (void *)5);
+  ASSERT_EQ(anypoll__test_set_peeks, 0);
+  char c;
+  ASSERT_EQ(_read(a[0], &c, 1), 1);
+  /* Between waits: no read of ours on either pipe. */
+  ASSERT_EQ(child_peeks(b[0]), 0);
+  ASSERT_EQ(child_peeks(a[0]), 0);
+  ASSERT_EQ(anypoll_set_del(s, a[0]), 0);
+  ASSERT_EQ(anypoll_set_del(s, b[0]), 0);
+  ASSERT_EQ(anypoll_set_free(s), 0);
+  _close(a[0]);
+  _close(a[1]);
+  _close(b[0]);
+  _close(b[1]);
+}
+
+/* Waits that sleep, are woken by one shared pipe and return, again and
+ * again, with a child started between every two: none is held (each wait
+ * cancels the reads it started on the idle shared pipe before returning). */
+TEST(set_win_shared_pipe_child_between_waits) {
+  int a[2], b[2];
+  ASSERT_EQ(_pipe(a, 4096, _O_BINARY), 0);
+  ASSERT_EQ(_pipe(b, 4096, _O_BINARY), 0);
+  anypoll_set *s = anypoll_set_new();
+  ASSERT(s != NULL);
+  ASSERT_EQ(anypoll_set_add(s, a[0], POLLIN, NULL), 0);
+  ASSERT_EQ(anypoll_set_add(s, b[0], POLLIN, NULL), 0);
+  struct anypoll_event ev[2];
+  for (int i = 0; i < 3; i++) {
+    struct tp_later later;
+    tp_thread *t = tp_after(&later, a[1], 50, TP_WRITE_BYTE);
+    ASSERT_EQ(anypoll_set_wait(s, ev, 2, 10000), 1);
+    tp_thread_join(t);
+    ASSERT_EQ(ev[0].fd, a[0]);
+    char c;
+    ASSERT_EQ(_read(a[0], &c, 1), 1);
+    ASSERT_EQ(child_peeks(b[0]), 0);
+    ASSERT_EQ(child_peeks(a[0]), 0);
+    /* A wait ended by its timeout leaves nothing either. */
+    ASSERT_EQ(anypoll_set_wait(s, ev, 2, 30), 0);
+    ASSERT_EQ(child_peeks(a[0]), 0);
+  }
+  ASSERT_EQ(anypoll_set_del(s, a[0]), 0);
+  ASSERT_EQ(anypoll_set_del(s, b[0]), 0);
+  ASSERT_EQ(anypoll_set_free(s), 0);
+  _close(a[0]);
+  _close(a[1]);
+  _close(b[0]);
+  _close(b[1]);
 }

@@ -88,6 +88,12 @@ int anypoll__watch_rearm(struct anypoll__watch_sub *sub, HANDLE h, int sole,
 ANYPOLL__INTERNAL
 void anypoll__watch_leave_all(struct anypoll__watch_sub *subs,
                               anypoll_nfds_t count);
+/* The same for subscribers that are not in one array (the watch set's
+ * shared pipes, left together at the end of a wait): one cancel-and-wait
+ * round for all of them instead of one per pipe. */
+ANYPOLL__INTERNAL
+void anypoll__watch_leave_each(struct anypoll__watch_sub *const *subs,
+                               anypoll_nfds_t count);
 /* For a subscriber that outlives any one wait: whether the read sub was
  * given has ended by itself with data or end-of-file (ANYPOLL_WATCH_FIRED)
  * and no read runs for it now. */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The watch set's peek timer: the shared synchronous read ends, which get
- * no read parked on them (set_pipe.c says why), are peeked at in turn by one
- * thread-pool timer per set, due every ANYPOLL_RECHECK_UNARMED_MS while any
- * is registered, which posts the ones that are ready. One timer however
+/* The watch set's peek timer: the shared synchronous duplex handles, which
+ * get no read at all (set_pipe.c says why), and the shared read ends beyond
+ * the ANYPOLL_SET_SHARED_READS a set reads during its waits (set_shared.c),
+ * are peeked at in turn by one thread-pool timer per set, due every
+ * ANYPOLL_RECHECK_UNARMED_MS while any is registered, which posts the ones
+ * that are ready. One timer however
  * many there are: a timer per registration made the pool run N callbacks
  * per tick, each its own hand-over to a pool thread (about one wineserver
  * request apiece under Wine, besides the peek), where the queries
@@ -23,6 +25,7 @@ static void peek_pipe(struct anypoll__reg *r) {
   if (r->stopping || r->disabled)
     return;
   HANDLE h = r->item.handle;
+  anypoll__test_note_set_peek();
   if (anypoll__sys_os_handle(r->fd) != (intptr_t)h) {
     anypoll__set_post(r);
     return;

@@ -38,19 +38,19 @@
  * during a call; the set would hold it for as long as the pipe is
  * registered. So a synchronous read end that another process may share,
  * one whose handle is inheritable or whose file object has another handle
- * (in any process), gets no read at all: the set's peek timer (set_peek.c,
- * one per set) peeks at it every ANYPOLL_RECHECK_UNARMED_MS, as
- * anypoll_poll checks an entry it cannot arm, and posts it only when it is
- * not empty with a live writer,
- * so that an idle one never wakes the set's waiter (a message pipe, whose
- * empty messages a peek does not count, and a duplex handle asked for
- * POLLOUT, whose write timer already posts it, are posted every round
- * instead). Whether it is shared is asked at the first arm after add or
- * mod, never per wait. A registration with ANYPOLL_UNSHARED, the program's
- * promise that no other process shares the pipe, keeps the read parked.
- * A pipe made inheritable or handed to another process after the set
- * parked its read, or no longer shared after the set chose the timer,
- * keeps that until the next mod. */
+ * (in any process), is read only while a wait of the set sleeps, and every
+ * such read has ended before the wait returns (set_shared.c), as
+ * anypoll_poll holds its reads; beyond ANYPOLL_SET_SHARED_READS of them in
+ * one set, the others are peeked at on the set's timer. A duplex one (read and write access), on
+ * which a read would also hold the program's own writes, gets no read at
+ * all: the set's peek timer (set_peek.c) peeks at it every
+ * ANYPOLL_RECHECK_UNARMED_MS, as anypoll_poll re-checks an entry it cannot
+ * arm. Whether it is shared is asked at the first arm after add or mod,
+ * never per wait. A registration with ANYPOLL_UNSHARED, the program's
+ * promise that no other process shares the pipe, keeps the read parked
+ * between waits. A pipe made inheritable or handed to another process
+ * after the set parked its read, or no longer shared after the set chose
+ * otherwise, keeps that until the next mod. */
 #include <errno.h>
 
 #include "set_win.h"
@@ -171,15 +171,24 @@ static int iocp_pipe_shared(struct anypoll__reg *r) {
   return !sole || anypoll__sys_handle_inheritable(r->item.handle);
 }
 
-/* A shared synchronous read end: no read of ours on it (see the head of
- * this file). */
+/* A shared synchronous read end: no read of ours on it between waits (see
+ * the head of this file). */
 static int iocp_arm_shared(struct anypoll__reg *r) {
   struct anypoll__item *it = &r->item;
   if (it->u.pipe.writable && (r->events & POLLOUT))
     return 0; /* the write timer, armed above, posts it every round */
-  if (it->u.pipe.message)
-    return anypoll__set_timer(r, ANYPOLL_RECHECK_UNARMED_MS);
-  return anypoll__set_peek_start(r); /* the set's peek timer (set_peek.c) */
+  if (it->u.pipe.writable)
+    return anypoll__set_peek_start(r); /* the set's peek timer */
+  return anypoll__set_shared_arm(r);
+}
+
+int anypoll__set_pipe_read(struct anypoll__reg *r) {
+  struct anypoll__set *s = r->set;
+  r->sub.notify = iocp_notify;
+  r->sub.ctx = r;
+  /* Sole while no registered pipe had a second handle: the set's own reads
+   * are then not compared with this handle (see anypoll__pipe_check_owner). */
+  return anypoll__watch_rearm(&r->sub, r->item.handle, !s->has_dups, s->id);
 }
 
 int anypoll__set_pipe_arm(struct anypoll__reg *r) {
@@ -218,7 +227,7 @@ int anypoll__set_pipe_arm(struct anypoll__reg *r) {
       r->ov_pending = 0;
     return iocp_arm_async(r);
   }
-  if (!(r->events & ANYPOLL_UNSHARED) && r->sub.watch == NULL) {
+  if (!(r->events & ANYPOLL_UNSHARED)) {
     if (!r->share_known) {
       r->shared = iocp_pipe_shared(r);
       r->share_known = 1;
@@ -226,17 +235,13 @@ int anypoll__set_pipe_arm(struct anypoll__reg *r) {
     if (r->shared)
       return iocp_arm_shared(r);
   }
-  struct anypoll__set *s = r->set;
-  r->sub.notify = iocp_notify;
-  r->sub.ctx = r;
-  /* Sole while no registered pipe had a second handle: the set's own reads
-   * are then not compared with this handle (see anypoll__pipe_check_owner). */
-  return anypoll__watch_rearm(&r->sub, it->handle, !s->has_dups, s->id);
+  return anypoll__set_pipe_read(r);
 }
 
 void anypoll__set_pipe_stop(struct anypoll__reg *r) {
   r->share_known = 0; /* mod: asked again at the next arm */
   anypoll__set_peek_stop(r);
+  anypoll__set_shared_unlist(r);
   if (r->anypipe != NULL)
     anypoll__set_anypipe_stop(r);
   /* Leaving cancels the read if the set was its last subscriber, and

@@ -173,6 +173,8 @@ int anypoll__set_iocp_wait(void *state, struct anypoll_event *out, int max,
   int result;
   AcquireSRWLockExclusive(&s->lock);
   int drained = 0; /* the last removal emptied the port */
+  int shared_armed = 0; /* this wait reads the shared pipes (set_shared.c) */
+  anypoll__set_shared_due(s);
   for (;;) {
     int port_armed = 0;
     struct anypoll__reg *requeued = NULL;
@@ -246,6 +248,10 @@ int anypoll__set_iocp_wait(void *state, struct anypoll_event *out, int max,
     ULONG want = iocp_port_count(s);
     if (want == 0)
       want = 1;
+    /* Shared pipes are read only while a wait sleeps (set_shared.c); a
+     * wait that does not sleep reads none. */
+    if (ms != 0)
+      anypoll__set_shared_sleep(s, &shared_armed);
     s->waiters++;
     ReleaseSRWLockExclusive(&s->lock);
     OVERLAPPED_ENTRY e[ANYPOLL_SET_DEQUEUE_MAX];
@@ -278,6 +284,8 @@ int anypoll__set_iocp_wait(void *state, struct anypoll_event *out, int max,
       break;
     }
   }
+  /* No read of ours stays on a shared pipe once the last wait returns. */
+  anypoll__set_shared_end(s, shared_armed);
   ReleaseSRWLockExclusive(&s->lock);
   return result;
 }

@@ -9,6 +9,10 @@
 #include "../set.h"
 #include "win.h"
 
+/* The most shared pipes (set_shared.c) a set reads during its waits;
+ * those beyond are peeked at on its timer (set_peek.c). */
+#define ANYPOLL_SET_SHARED_READS 64
+
 /* The most packets one removal takes out of the port. */
 #define ANYPOLL_SET_DEQUEUE_MAX 64
 
@@ -82,10 +86,14 @@ struct anypoll__reg {
   volatile LONG no_wait;
   /* A synchronous read end that another process may share (set_pipe.c):
    * shared is valid while share_known, which stop clears (mod). peeking:
-   * timer is the periodic peek of a shared one. */
-  unsigned share_known : 1, shared : 1, peeking : 1;
+   * its wake-up is the set's periodic peek (a duplex handle, or one beyond
+   * ANYPOLL_SET_SHARED_READS). listed: on
+   * the set's shared list (set_shared.c), read only while a wait sleeps. */
+  unsigned share_known : 1, shared : 1, peeking : 1, listed : 1;
   /* On the set's peek list (set_peek.c) while peeking, under peek_lock. */
   struct anypoll__reg *peek_prev, *peek_next;
+  /* On the set's shared list while listed, under the set's lock. */
+  struct anypoll__reg *shared_prev, *shared_next;
   HANDLE timer;                  /* a re-check timer, or NULL */
   /* Asynchronous pipes and consoles: a thread-pool wait posting to the
    * port (wait), and for asynchronous pipes the overlapped read. */
@@ -152,6 +160,13 @@ struct anypoll__set {
   SRWLOCK peek_lock;
   struct anypoll__reg *peek_head;
   PTP_TIMER peek_timer;
+  /* The shared pipes that want a read while a wait sleeps (set_shared.c),
+   * and how many waits have armed them and not yet returned (under the
+   * set's lock). */
+  struct anypoll__reg *shared_head;
+  int shared_count; /* listed, at most ANYPOLL_SET_SHARED_READS */
+  int shared_sleepers;
+  ULONGLONG shared_seen; /* GetTickCount64 when they last were looked at */
 };
 
 /* set_list.c, under the set's lock: the check list and the update queue
@@ -207,6 +222,32 @@ ANYPOLL__INTERNAL
 void anypoll__set_peek_stop(struct anypoll__reg *r);
 ANYPOLL__INTERNAL
 void anypoll__set_peek_end(struct anypoll__set *s);
+
+/* set_shared.c, under the set's lock: a shared synchronous read end gets
+ * its zero-byte read only while a wait of the set sleeps. arm: lists r
+ * (and reads it now if a wait sleeps), or when ANYPOLL_SET_SHARED_READS
+ * are listed, puts it on the peek timer; unlist: at stop (the caller leaves
+ * its subscription). sleep: before each sleep of a wait (*armed: this wait
+ * has counted itself), reads every listed pipe that has none; end: before
+ * the wait returns, the last one leaves every read (cancelled unless ended),
+ * so that between waits no read of ours is pending on a shared pipe. */
+ANYPOLL__INTERNAL
+int anypoll__set_shared_arm(struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+void anypoll__set_shared_unlist(struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+void anypoll__set_shared_sleep(struct anypoll__set *s, int *armed);
+ANYPOLL__INTERNAL
+void anypoll__set_shared_end(struct anypoll__set *s, int armed);
+/* At the start of a wait: puts the listed pipes on the check list when no
+ * wait has read them for ANYPOLL_RECHECK_UNARMED_MS (waits that all
+ * return at once, never sleeping, would otherwise never see their data). */
+ANYPOLL__INTERNAL
+void anypoll__set_shared_due(struct anypoll__set *s);
+/* set_pipe.c: subscribes r to the helper read on its pipe (a read of ours
+ * starts if none runs), 0 or -1 and errno. */
+ANYPOLL__INTERNAL
+int anypoll__set_pipe_read(struct anypoll__reg *r);
 
 /* Per kind, under the set's lock. check: revents now, or -1 when only the
  * armed source can tell (a socket's AFD poll; an anypoll_pipe read end

@@ -252,14 +252,19 @@ static BOOL cancel_helper(HANDLE thread) {
   return CancelSynchronousIo(thread);
 }
 
-void anypoll__watch_leave_all(struct anypoll__watch_sub *subs,
-                              anypoll_nfds_t count) {
+/* The subscribers to leave: an array of them (arr), or of pointers to them
+ * (ptrs, when not NULL). */
+#define LEAVE_SUB(i) (ptrs != NULL ? ptrs[i] : &arr[i])
+
+static void leave(struct anypoll__watch_sub *arr,
+                  struct anypoll__watch_sub *const *ptrs,
+                  anypoll_nfds_t count) {
   if (count == 0)
     return;
   AcquireSRWLockExclusive(&anypoll__watches.lock);
   int waiting = 0;
   for (anypoll_nfds_t i = 0; i < count; i++) {
-    struct anypoll__watch_sub *sub = &subs[i];
+    struct anypoll__watch_sub *sub = LEAVE_SUB(i);
     struct anypoll__watch *w = sub->watch;
     int orphaned = watch_unlink(w, sub);
     w->pins++;
@@ -303,8 +308,8 @@ void anypoll__watch_leave_all(struct anypoll__watch_sub *subs,
     for (;;) {
       int pending = 0;
       for (anypoll_nfds_t i = 0; i < count; i++) {
-        struct anypoll__watch *w = subs[i].watch;
-        if (subs[i].cancelling && w->reading &&
+        struct anypoll__watch *w = LEAVE_SUB(i)->watch;
+        if (LEAVE_SUB(i)->cancelling && w->reading &&
             (w->users == 0 || w->orphan)) {
           pending = 1;
           if (w->in_read && !w->cancelled && cancel_helper(w->thread))
@@ -320,7 +325,7 @@ void anypoll__watch_leave_all(struct anypoll__watch_sub *subs,
     }
   }
   for (anypoll_nfds_t i = 0; i < count; i++) {
-    struct anypoll__watch_sub *sub = &subs[i];
+    struct anypoll__watch_sub *sub = LEAVE_SUB(i);
     struct anypoll__watch *w = sub->watch;
     /* This call stopped the read and saw it end: if the cancel aborted it
      * while pending, the entry had no data and a live writer then. */
@@ -347,15 +352,27 @@ void anypoll__watch_leave_all(struct anypoll__watch_sub *subs,
   /* Freed only now, once all pins are gone: two entries of one call can
    * share a watch. */
   for (anypoll_nfds_t i = 0; i < count; i++) {
-    struct anypoll__watch *w = subs[i].watch;
+    struct anypoll__watch *w = LEAVE_SUB(i)->watch;
     if (w == NULL)
       continue;
     for (anypoll_nfds_t k = i; k < count; k++)
-      if (subs[k].watch == w)
-        subs[k].watch = NULL;
+      if (LEAVE_SUB(k)->watch == w)
+        LEAVE_SUB(k)->watch = NULL;
     watch_release_if_unused(w);
   }
   ReleaseSRWLockExclusive(&anypoll__watches.lock);
+}
+
+#undef LEAVE_SUB
+
+void anypoll__watch_leave_all(struct anypoll__watch_sub *subs,
+                              anypoll_nfds_t count) {
+  leave(subs, NULL, count);
+}
+
+void anypoll__watch_leave_each(struct anypoll__watch_sub *const *subs,
+                               anypoll_nfds_t count) {
+  leave(NULL, subs, count);
 }
 
 int anypoll__watch_fired(struct anypoll__watch_sub *sub) {
