@@ -140,6 +140,28 @@ TEST(set_win_pipe_with_inherited_duplicate_not_held) {
   _close(p[1]);
 }
 
+/* Two inheritable pipes (shared, to the set) in a new set: a[0] with data
+ * 5, b[0] with data 6. */
+static anypoll_set *shared_pair(int a[2], int b[2]) {
+  ASSERT_EQ(_pipe(a, 4096, _O_BINARY), 0);
+  ASSERT_EQ(_pipe(b, 4096, _O_BINARY), 0);
+  anypoll_set *s = anypoll_set_new();
+  ASSERT(s != NULL);
+  ASSERT_EQ(anypoll_set_add(s, a[0], POLLIN, (void *)5), 0);
+  ASSERT_EQ(anypoll_set_add(s, b[0], POLLIN, (void *)6), 0);
+  return s;
+}
+
+static void shared_pair_free(anypoll_set *s, int a[2], int b[2]) {
+  ASSERT_EQ(anypoll_set_del(s, a[0]), 0);
+  ASSERT_EQ(anypoll_set_del(s, b[0]), 0);
+  ASSERT_EQ(anypoll_set_free(s), 0);
+  _close(a[0]);
+  _close(a[1]);
+  _close(b[0]);
+  _close(b[1]);
+}
+
 /* A wake-up of a shared pipe comes through the set's read, which the wait
  * starts when it goes to sleep, not through the 16 ms peek timer that
  * peeked at such pipes before: no peek at all (the test library counts
@@ -147,12 +169,7 @@ TEST(set_win_pipe_with_inherited_duplicate_not_held) {
  * child started right after it finds neither pipe held. */
 TEST(set_win_shared_pipe_woken_by_read) {
   int a[2], b[2];
-  ASSERT_EQ(_pipe(a, 4096, _O_BINARY), 0);
-  ASSERT_EQ(_pipe(b, 4096, _O_BINARY), 0);
-  anypoll_set *s = anypoll_set_new();
-  ASSERT(s != NULL);
-  ASSERT_EQ(anypoll_set_add(s, a[0], POLLIN, (void *)5), 0);
-  ASSERT_EQ(anypoll_set_add(s, b[0], POLLIN, (void *)6), 0);
+  anypoll_set *s = shared_pair(a, b);
   struct anypoll_event ev[2];
   anypoll__test_set_peeks = 0;
   ASSERT_EQ(anypoll_set_wait(s, ev, 2, 50), 0);
@@ -169,13 +186,7 @@ TEST(set_win_shared_pipe_woken_by_read) {
   /* Between waits: no read of ours on either pipe. */
   ASSERT_EQ(child_peeks(b[0]), 0);
   ASSERT_EQ(child_peeks(a[0]), 0);
-  ASSERT_EQ(anypoll_set_del(s, a[0]), 0);
-  ASSERT_EQ(anypoll_set_del(s, b[0]), 0);
-  ASSERT_EQ(anypoll_set_free(s), 0);
-  _close(a[0]);
-  _close(a[1]);
-  _close(b[0]);
-  _close(b[1]);
+  shared_pair_free(s, a, b);
 }
 
 /* Waits that sleep, are woken by one shared pipe and return, again and
@@ -183,12 +194,7 @@ TEST(set_win_shared_pipe_woken_by_read) {
  * cancels the reads it started on the idle shared pipe before returning). */
 TEST(set_win_shared_pipe_child_between_waits) {
   int a[2], b[2];
-  ASSERT_EQ(_pipe(a, 4096, _O_BINARY), 0);
-  ASSERT_EQ(_pipe(b, 4096, _O_BINARY), 0);
-  anypoll_set *s = anypoll_set_new();
-  ASSERT(s != NULL);
-  ASSERT_EQ(anypoll_set_add(s, a[0], POLLIN, NULL), 0);
-  ASSERT_EQ(anypoll_set_add(s, b[0], POLLIN, NULL), 0);
+  anypoll_set *s = shared_pair(a, b);
   struct anypoll_event ev[2];
   for (int i = 0; i < 3; i++) {
     struct tp_later later;
@@ -204,11 +210,5 @@ TEST(set_win_shared_pipe_child_between_waits) {
     ASSERT_EQ(anypoll_set_wait(s, ev, 2, 30), 0);
     ASSERT_EQ(child_peeks(a[0]), 0);
   }
-  ASSERT_EQ(anypoll_set_del(s, a[0]), 0);
-  ASSERT_EQ(anypoll_set_del(s, b[0]), 0);
-  ASSERT_EQ(anypoll_set_free(s), 0);
-  _close(a[0]);
-  _close(a[1]);
-  _close(b[0]);
-  _close(b[1]);
+  shared_pair_free(s, a, b);
 }
