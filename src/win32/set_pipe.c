@@ -55,17 +55,6 @@
 
 #include "set_win.h"
 
-/* Called by watch.c when the read ends, under its table lock: it only
- * posts. A read that ended at once with neither data nor end-of-file
- * cannot be waited on: the registration is re-checked on a timer. */
-static void iocp_notify(struct anypoll__watch_sub *sub) {
-  struct anypoll__reg *r = sub->ctx;
-  /* Written here under watch.c's lock, read under the set's: interlocked. */
-  if (sub->outcome == ANYPOLL_WATCH_NO_WAIT)
-    InterlockedExchange(&r->no_wait, 1);
-  anypoll__set_post(r);
-}
-
 short anypoll__set_pipe_check(struct anypoll__reg *r) {
   struct anypoll__set *s = r->set;
   if (r->anypipe != NULL && anypoll__set_anypipe_gone(r))
@@ -180,15 +169,6 @@ static int iocp_arm_shared(struct anypoll__reg *r) {
   if (it->u.pipe.writable)
     return anypoll__set_peek_start(r); /* the set's peek timer */
   return anypoll__set_shared_arm(r);
-}
-
-int anypoll__set_pipe_read(struct anypoll__reg *r) {
-  struct anypoll__set *s = r->set;
-  r->sub.notify = iocp_notify;
-  r->sub.ctx = r;
-  /* Sole while no registered pipe had a second handle: the set's own reads
-   * are then not compared with this handle (see anypoll__pipe_check_owner). */
-  return anypoll__watch_rearm(&r->sub, r->item.handle, !s->has_dups, s->id);
 }
 
 int anypoll__set_pipe_arm(struct anypoll__reg *r) {

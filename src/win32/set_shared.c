@@ -21,8 +21,33 @@
  * were last read checks them all, as the peek timer did, but only in such
  * a program and on its own thread. The cost: each wait that sleeps
  * starts a read per idle shared pipe (a hand-over to a pooled helper and
- * its ReadFile) and cancels it (docs/performance.md has the figures). */
+ * its ReadFile) and cancels it (docs/performance.md has the figures).
+ *
+ * The subscription to a helper read itself, which set_pipe.c keeps parked
+ * on an unshared pipe across waits, is here too, below everything that
+ * uses it. */
 #include "set_win.h"
+
+/* Called by watch.c when the read ends, under its table lock: it only
+ * posts. A read that ended at once with neither data nor end-of-file
+ * cannot be waited on: the registration is re-checked on a timer. */
+static void iocp_notify(struct anypoll__watch_sub *sub) {
+  struct anypoll__reg *r = sub->ctx;
+  /* Written here under watch.c's lock, read under the set's: interlocked. */
+  if (sub->outcome == ANYPOLL_WATCH_NO_WAIT)
+    InterlockedExchange(&r->no_wait, 1);
+  anypoll__set_post(r);
+}
+
+int anypoll__set_pipe_read(struct anypoll__reg *r) {
+  struct anypoll__set *s = r->set;
+  r->sub.notify = iocp_notify;
+  r->sub.ctx = r;
+  /* Sole while no registered pipe had a second handle: the set's own reads
+   * are then not compared with this handle (see anypoll__pipe_check_owner). */
+  return anypoll__watch_rearm(&r->sub, r->item.handle, !s->has_dups, s->id);
+}
+
 
 int anypoll__set_shared_arm(struct anypoll__reg *r) {
   struct anypoll__set *s = r->set;

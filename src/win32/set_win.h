@@ -244,7 +244,7 @@ void anypoll__set_shared_end(struct anypoll__set *s, int armed);
  * return at once, never sleeping, would otherwise never see their data). */
 ANYPOLL__INTERNAL
 void anypoll__set_shared_due(struct anypoll__set *s);
-/* set_pipe.c: subscribes r to the helper read on its pipe (a read of ours
+/* set_shared.c: subscribes r to the helper read on its pipe (a read of ours
  * starts if none runs), 0 or -1 and errno. */
 ANYPOLL__INTERNAL
 int anypoll__set_pipe_read(struct anypoll__reg *r);
