@@ -18,17 +18,17 @@ function pct(r,   x) {
   return (x >= 0 ? "+" : "") x "%"
 }
 # One line of reading under each row of the platform's table.
-function read_figures(p,   e, s, y, b, w, a) {
+function read_figures(p,   e, s, y, b, w, a, c) {
   print "  Reading:"
   e = v(p, "s1", "event"); s = v(p, "s1", "sleep1"); y = v(p, "s1", "yield")
-  w = v(p, "s1", "set"); a = v(p, "s1", "aset")
+  w = v(p, "s1", "set"); a = v(p, "s1", "aset"); c = v(p, "s1", "spawn")
   if (e >= 0 && s >= 0 && y >= 0)
     printf "  - row 1: on one CPU what exceeds 1.00 is the wait's own " \
-      "cost:\n    event %s,%s%s sleep1 %s, yield %s%s.\n", pct(e), \
+      "cost:\n    event %s,%s%s%s sleep1 %s, yield %s%s.\n", pct(e), \
       (w >= 0 ? " set " pct(w) "," : ""), (a >= 0 ? " aset " pct(a) "," : ""), \
-      pct(s), pct(y), \
+      (c >= 0 ? " spawn " pct(c) "," : ""), pct(s), pct(y), \
       (e < 0.995 || s < 0.995 || y < 0.995 || (w >= 0 && w < 0.995) || \
-       (a >= 0 && a < 0.995)) ? \
+       (a >= 0 && a < 0.995) || (c >= 0 && c < 0.995)) ? \
       " (below 1.00: fewer, larger reads than blocking, or noise)" : ""
   e = v(p, "s3", "event"); s = v(p, "s3", "sleep1"); y = v(p, "s3", "yield")
   if (e >= 0 && s >= 0 && y >= 0)
@@ -62,7 +62,7 @@ function read_figures(p,   e, s, y, b, w, a) {
   seen[$1] = 1
 }
 END {
-  n = split("blocking event set aset sleep1 yield", st, " ")
+  n = split("blocking event set aset spawn sleep1 yield", st, " ")
   printf "\nWhat anypoll changes, measured just now side by side (medians):\n"
   printf "%-44s", ""
   for (i = 1; i <= n; i++) printf "%9s", st[i]
@@ -89,6 +89,8 @@ END {
   print "set      = anypoll_set_wait on a watch set registered once, outside the timing."
   print "aset     = the same set on pipes made with anypoll_pipe (Windows: overlapped"
   print "           read ends, read with anypoll_read, no helper thread); row 1 only."
+  print "spawn    = aset with the producer started by anypoll_spawn (its stdout the"
+  print "           data pipe): the seed's scenario, row 1 only."
   print "sleep1   = check everything, sleep 1 ms, repeat (git/gnulib poll today)."
   print "yield    = check everything, yield, repeat (a busy wait; git before 2014)."
   print "sleep1 costs a millisecond per wake-up and burns CPU while idle; yield"
