@@ -507,15 +507,17 @@ TEST(set_win_failed_posts_relisted) {
   ASSERT_EQ(B.destroy(s), 0);
 }
 
+/* A wait in a thread of its own: the set, the timeout, then the result. */
 struct wait_call {
   void *s;
   struct anypoll_event ev[4];
+  int timeout;
   int result;
 };
 
 static DWORD WINAPI wait_thread(void *arg) {
   struct wait_call *w = arg;
-  w->result = B.wait(w->s, w->ev, 4, 10000);
+  w->result = B.wait(w->s, w->ev, 4, w->timeout);
   return 0;
 }
 
@@ -533,6 +535,7 @@ TEST(set_win_failed_wake_retried) {
   struct wait_call w;
   memset(&w, 0, sizeof w);
   w.s = s;
+  w.timeout = 10000;
   w.result = -2;
   HANDLE t = CreateThread(NULL, 0, wait_thread, &w, 0, NULL);
   ASSERT(t != NULL);
@@ -639,18 +642,6 @@ TEST(set_win_message_pipe_zero_length_message_kept) {
   message_kept(1);
 }
 
-struct short_wait {
-  void *s;
-  struct anypoll_event ev[4];
-  int result;
-};
-
-static DWORD WINAPI short_wait_thread(void *arg) {
-  struct short_wait *w = arg;
-  w->result = B.wait(w->s, w->ev, 4, 200);
-  return 0;
-}
-
 /* An anypoll_pipe read end closed before its del while the set had no read
  * pending on it (after a report, before the next wait), its descriptor and
  * handle value then taken by a synchronous pipe's read end: the next wait
@@ -677,8 +668,8 @@ TEST(set_win_anypipe_closed_unarmed_value_reused) {
   tp_pipe(q);
   ASSERT_EQ(q[0], closed);
   ASSERT_EQ(_get_osfhandle(q[0]), old);
-  struct short_wait w = {s, {{0}}, -2};
-  HANDLE t = CreateThread(NULL, 0, short_wait_thread, &w, 0, NULL);
+  struct wait_call w = {s, {{0}}, 200, -2};
+  HANDLE t = CreateThread(NULL, 0, wait_thread, &w, 0, NULL);
   ASSERT(t != NULL);
   DWORD waited = WaitForSingleObject(t, 5000);
   if (waited != WAIT_OBJECT_0) {
