@@ -137,6 +137,7 @@ TEST_CASE_WIN(set_win_mod_drops_unshared)
 TEST_CASE_WIN(set_win_pipe_with_inherited_duplicate_not_held)
 TEST_CASE_WIN(set_win_shared_pipe_woken_by_read)
 TEST_CASE_WIN(set_win_shared_pipe_child_between_waits)
+TEST_CASE_WIN(set_win_peek_budget_per_tick)
 /* test_win_file_lock.c: Windows only: the file-object lock (its model,
  * and waits that must not hold up a call of the program) */
 TEST_CASE_WIN(lock_model_fires_both_orders)

@@ -12,6 +12,9 @@
 /* The most shared pipes (set_shared.c) a set reads during its waits;
  * those beyond are peeked at on its timer (set_peek.c). */
 #define ANYPOLL_SET_SHARED_READS 64
+/* The most pipes one tick of a set's peek timer asks (set_peek.c): with
+ * more, each is asked every ceil(n / this) ticks. */
+#define ANYPOLL_SET_PEEKS_PER_TICK 32
 
 /* The most packets one removal takes out of the port. */
 #define ANYPOLL_SET_DEQUEUE_MAX 64
@@ -160,6 +163,9 @@ struct anypoll__set {
   SRWLOCK peek_lock;
   struct anypoll__reg *peek_head;
   PTP_TIMER peek_timer;
+  LONG peek_count; /* on the list */
+  LONG peek_turn;  /* where the next tick starts, counted along the list */
+  LONG peek_busy;  /* a tick runs: one due meanwhile is skipped */
   /* The shared pipes that want a read while a wait sleeps (set_shared.c),
    * and how many waits have armed them and not yet returned (under the
    * set's lock). */

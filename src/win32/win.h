@@ -117,7 +117,8 @@ ANYPOLL__INTERNAL_DATA volatile LONG anypoll__pool_idle_ms;
  * anypoll__test_spawn_window: called by anypoll_spawn with the child's
  * handles while they are inheritable, just before CreateProcessW, as when
  * another thread creates a process at that moment (spawn.c).
- * anypoll__test_set_peeks counts the pipes a set's peek timer has asked
+ * anypoll__test_set_peeks counts the pipes a set's peek timer has asked,
+ * anypoll__test_set_peek_ticks its ticks, both when a tick ends
  * (set_peek.c). */
 #ifdef ANYPOLL_TEST_HOOKS
 ANYPOLL__INTERNAL_DATA void (*volatile anypoll__test_spawn_window)(const HANDLE *list,
@@ -155,8 +156,10 @@ static inline void anypoll__test_note_checks(volatile LONG *count,
     InterlockedExchangeAdd(count, (LONG)n);
 }
 ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_set_peeks;
-static inline void anypoll__test_note_set_peek(void) {
-  InterlockedIncrement(&anypoll__test_set_peeks);
+ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_set_peek_ticks;
+static inline void anypoll__test_note_set_peek_tick(LONG asked) {
+  InterlockedExchangeAdd(&anypoll__test_set_peeks, asked);
+  InterlockedIncrement(&anypoll__test_set_peek_ticks);
 }
 #else
 static inline int anypoll__test_should_fail(void) { return 0; }
@@ -168,7 +171,9 @@ static inline int anypoll__test_post_fail(void) { return 0; }
 static inline void anypoll__test_in_spawn_window(const HANDLE *list, int count) {
   (void)list, (void)count;
 }
-static inline void anypoll__test_note_set_peek(void) {}
+static inline void anypoll__test_note_set_peek_tick(LONG asked) {
+  (void)asked;
+}
 #endif
 
 /* socket.c: a new handle to the AFD driver (for IOCTL_AFD_POLL), or
