@@ -197,8 +197,8 @@ struct anypoll_event {
  * between waits (another process's GetFileType, PeekNamedPipe or read would
  * wait behind it): each wait that sleeps starts one and cancels it before
  * returning, as anypoll_poll does, which costs a few system calls per such
- * pipe per wait; beyond 64 of them in a set the others are checked every
- * 16 ms instead, up to 16 ms late. Elsewhere it is accepted and has no
+ * pipe per wait; beyond 64 of them in a set the others are checked by a
+ * timer instead, 32 every 16 ms in turn (up to 16 ms late per 32 of them). Elsewhere it is accepted and has no
  * effect. A bit outside every POLL* value of the platform. */
 #define ANYPOLL_UNSHARED (1u << 28)
 
