@@ -158,18 +158,13 @@ static void iocp_check_move_before(struct anypoll__set *s,
   before->check_prev = end;
 }
 
-static LONGLONG iocp_qpc(void) {
-  LARGE_INTEGER t;
-  QueryPerformanceCounter(&t);
-  return t.QuadPart;
-}
-
 int anypoll__set_iocp_wait(void *state, struct anypoll_event *out, int max,
                            int timeout_ms) {
   struct anypoll__set *s = state;
-  LARGE_INTEGER f;
-  QueryPerformanceFrequency(&f);
-  LONGLONG deadline = iocp_qpc() + ((LONGLONG)timeout_ms * f.QuadPart + 999) / 1000;
+  /* The clock and the rounding (up: never early) the other set backends
+   * use (src/set.c). */
+  long long deadline =
+      timeout_ms > 0 ? anypoll__now_us() + (long long)timeout_ms * 1000 : 0;
   int result;
   AcquireSRWLockExclusive(&s->lock);
   int drained = 0; /* the last removal emptied the port */
@@ -230,14 +225,9 @@ int anypoll__set_iocp_wait(void *state, struct anypoll_event *out, int max,
       result = n;
       break;
     }
-    DWORD ms;
-    if (timeout_ms < 0) {
-      ms = INFINITE;
-    } else {
-      LONGLONG left = deadline - iocp_qpc();
-      ms = left <= 0 ? 0
-                     : (DWORD)((left * 1000 + f.QuadPart - 1) / f.QuadPart);
-    }
+    DWORD ms = timeout_ms < 0
+                   ? INFINITE
+                   : (DWORD)anypoll__set_remaining_ms(timeout_ms, deadline);
     /* As many packets as are known to be there, at least one: a wait that
      * must sleep takes the packet that wakes it and every other one posted
      * by then, and no empty removal follows under Wine (see
@@ -270,7 +260,8 @@ int anypoll__set_iocp_wait(void *state, struct anypoll_event *out, int max,
         result = anypoll__set_errno_win(error);
         break;
       }
-      if (ms == 0 || (timeout_ms >= 0 && deadline - iocp_qpc() <= 0)) {
+      if (ms == 0 || (timeout_ms >= 0 &&
+                      anypoll__set_remaining_ms(timeout_ms, deadline) == 0)) {
         result = 0;
         break;
       }
