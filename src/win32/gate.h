@@ -16,8 +16,8 @@
  * pipe (its checks, FileModeInformation, FSCTL_PIPE_PEEK) is bracketed by
  * anypoll__gate_begin/anypoll__gate_end. Handles classified as sockets or
  * consoles are not gated afterwards: no read of ours is ever pending on
- * them (reads are armed on pipes only), so socket.c's calls on the
- * caller's socket (SIO_BASE_HANDLE, SIO_BSP_HANDLE_POLL, getsockname; the
+ * them (reads are armed on pipes only), so the socket files' calls on
+ * the caller's socket (SIO_BASE_HANDLE, SIO_BSP_HANDLE_POLL, getsockname; the
  * AFD poll itself goes through a handle of ours) and console.c's run
  * outside the gate; they are announced to the lock model all the same. gate_begin returns 1 (BUSY,
  * nothing registered, do not call gate_end) when a read of ours is pending

@@ -64,7 +64,7 @@ struct anypoll__socket_item {
   /* The last anypoll__socket_check found a stream socket that never
    * connected, which AFD has no event for (socket.c). */
   unsigned unconnected : 1;
-  /* socket: the handle AFD is asked about (see socket.c), worked out by
+  /* socket: the handle AFD is asked about (socket_afd.c), worked out by
    * every anypoll__socket_check and reused by the anypoll__socket_arm that
    * follows it in the same call; never read before a check has set it. */
   HANDLE afd_base;

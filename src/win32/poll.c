@@ -2,7 +2,8 @@
 /* The event-driven Windows backend: check every entry; if none is ready,
  * arm one wake-up source per entry (see pipe.c, socket.c; consoles are
  * waited on directly), block in one alertable kernel wait until any of
- * them fires or the timeout passes, disarm everything, and check again. */
+ * them fires or the timeout passes, disarm everything, and check again.
+ * This file is the loop and its back-off; the checks are poll_check.c's. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -55,12 +56,6 @@ static HANDLE thread_event(void) {
 
 /* ---- Clock --------------------------------------------------------------- */
 
-static LONGLONG qpc_now(void) {
-  LARGE_INTEGER t;
-  QueryPerformanceCounter(&t);
-  return t.QuadPart;
-}
-
 static LONGLONG qpc_freq(void) {
   LARGE_INTEGER f;
   QueryPerformanceFrequency(&f);
@@ -70,71 +65,11 @@ static LONGLONG qpc_freq(void) {
 /* Milliseconds left until deadline, rounded up so that a wait never ends
  * before it; 0 once it has passed. */
 static DWORD ms_left(LONGLONG deadline, LONGLONG freq) {
-  LONGLONG left = deadline - qpc_now();
+  LONGLONG left = deadline - anypoll__qpc_now();
   if (left <= 0)
     return 0;
   LONGLONG ms = (left * 1000 + freq - 1) / freq;
   return ms >= INFINITE ? INFINITE - 1 : (DWORD)ms;
-}
-
-/* Whether the deadline of a call with a timeout has passed. */
-static int expired(int timeout_ms, LONGLONG deadline) {
-  return timeout_ms >= 0 && qpc_now() >= deadline;
-}
-
-/* ---- Checks -------------------------------------------------------------- */
-
-/* Checks every entry. After a wake-up (w not NULL), entries whose wake-up
- * source was cancelled while still pending are left out (pipe.c decides
- * for pipes): sockets whose AFD poll was cancelled (w->sockets_quiet) had
- * none of the events asked, and read 0 as of then, which is what a check
- * would have said at that moment. Only what fired, and what has no wake-up
- * source (write ends, reads that cannot block, consoles), is asked again.
- * After the deadline (late), these last ones are not: the back-off found
- * them not ready one pause ago, and asking N message pipes again (two
- * system calls each) put up to 400 ms after a 1 s deadline under Wine. */
-static int check_items(struct pollfd *fds, struct anypoll__item *items,
-                       anypoll_nfds_t nfds, const struct anypoll__waiter *w,
-                       int late) {
-  if (w != NULL && w->sockets_quiet) {
-    for (anypoll_nfds_t i = 0; i < nfds; i++)
-      if (items[i].kind == ANYPOLL_KIND_SOCKET)
-        fds[i].revents = 0;
-  } else if (anypoll__socket_check(fds, items, nfds) != 0) {
-    return -1;
-  }
-  int ready = 0;
-  for (anypoll_nfds_t i = 0; i < nfds; i++) {
-    struct anypoll__item *it = &items[i];
-    short ev = fds[i].events;
-    if (late && it->recheck) {
-      fds[i].revents = 0;
-      continue;
-    }
-    anypoll__test_note_checks(&anypoll__test_late_checks, late && it->recheck);
-    switch (it->kind) {
-    case ANYPOLL_KIND_IGNORED:
-      fds[i].revents = 0;
-      break;
-    case ANYPOLL_KIND_INVALID:
-      fds[i].revents = POLLNVAL;
-      break;
-    case ANYPOLL_KIND_PIPE:
-      fds[i].revents = anypoll__pipe_recheck(it, ev, w != NULL);
-      break;
-    case ANYPOLL_KIND_SOCKET:
-      break; /* done above, all at once */
-    case ANYPOLL_KIND_CONSOLE_IN:
-    case ANYPOLL_KIND_CONSOLE_OUT:
-      fds[i].revents = anypoll__console_check(it, ev);
-      break;
-    default:
-      fds[i].revents = anypoll__file_check(it, ev);
-      break;
-    }
-    ready += fds[i].revents != 0;
-  }
-  return ready;
 }
 
 /* ---- Waiting ------------------------------------------------------------- */
@@ -166,7 +101,7 @@ static int arm_all(struct anypoll__waiter *w, struct wait_set *ws,
   for (anypoll_nfds_t i = 0; i < nfds; i++) {
     if (items[i].kind != ANYPOLL_KIND_PIPE)
       continue;
-    if (expired(timeout_ms, deadline))
+    if (anypoll__expired(timeout_ms, deadline))
       return 1;
     if (anypoll__pipe_arm_async(w, &items[i]) != 0)
       return -1;
@@ -179,7 +114,7 @@ static int arm_all(struct anypoll__waiter *w, struct wait_set *ws,
     struct anypoll__item *it = &items[i];
     switch (it->kind) {
     case ANYPOLL_KIND_PIPE:
-      if (expired(timeout_ms, deadline))
+      if (anypoll__expired(timeout_ms, deadline))
         return 1;
       if (anypoll__pipe_arm_sync(w, it, fds[i].events) != 0)
         return -1;
@@ -200,34 +135,6 @@ static int arm_all(struct anypoll__waiter *w, struct wait_set *ws,
     }
   }
   return 0;
-}
-
-/* After a back-off round that timed out: checks only the entries that
- * could not be armed (their kind asked for a re-check: item->recheck), and
- * returns how many are ready. Nothing is written to fds: when one is
- * ready, the caller disarms and checks every entry. Stops at the deadline:
- * the entries left were found not ready one round ago. */
-static int check_unarmed(const struct pollfd *fds,
-                         const struct anypoll__item *items,
-                         anypoll_nfds_t nfds, LONG64 call_id, int timeout_ms,
-                         LONGLONG deadline) {
-  int ready = 0;
-  for (anypoll_nfds_t i = 0; i < nfds; i++) {
-    const struct anypoll__item *it = &items[i];
-    if (!it->recheck)
-      continue;
-    if (expired(timeout_ms, deadline))
-      break;
-    anypoll__test_note_checks(&anypoll__test_unarmed_checks, 1);
-    short revents = 0;
-    if (it->kind == ANYPOLL_KIND_PIPE)
-      revents = anypoll__pipe_check_unarmed(it, fds[i].events, call_id);
-    else if (it->kind == ANYPOLL_KIND_CONSOLE_IN ||
-             it->kind == ANYPOLL_KIND_CONSOLE_OUT)
-      revents = anypoll__console_check(it, fds[i].events);
-    ready += revents != 0;
-  }
-  return ready;
 }
 
 /* The back-off's pause with many entries to re-check. A round asks each of
@@ -300,7 +207,7 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
                            timeout_ms < 0 ? INFINITE
                                           : ms_left(deadline, freq));
     first_round = 0;
-    LONGLONG debug_t0 = anypoll__debug_on ? qpc_now() : 0;
+    LONGLONG debug_t0 = anypoll__debug_on ? anypoll__qpc_now() : 0;
     /* Entries that cannot be waited on: wait at most the pause, whose
      * back-off doubles on each round that finds nothing up to the bound
      * they ask (stretched by recheck_pause). A round ended by the pause
@@ -322,26 +229,26 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
       r = WaitForMultipleObjectsEx(ws->count, ws->handles, FALSE, ms, TRUE);
       /* A timeout that is not the deadline's (the back-off's, or a wait
        * that ended a little early) keeps everything armed. */
-      if (r != WAIT_TIMEOUT || expired(timeout_ms, deadline))
+      if (r != WAIT_TIMEOUT || anypoll__expired(timeout_ms, deadline))
         break;
       if (cap == 0)
         continue;
       if (backoff < cap)
         backoff = backoff * 2 < cap ? backoff * 2 : cap;
-      LONGLONG t0 = qpc_now();
-      unarmed_ready =
-          check_unarmed(fds, items, nfds, w.call_id, timeout_ms, deadline);
-      round = qpc_now() - t0;
+      LONGLONG t0 = anypoll__qpc_now();
+      unarmed_ready = anypoll__check_unarmed(fds, items, nfds, w.call_id,
+                                             timeout_ms, deadline);
+      round = anypoll__qpc_now() - t0;
       if (unarmed_ready != 0)
         break;
     }
     DWORD wait_error = r == WAIT_FAILED ? GetLastError() : 0;
-    LONGLONG debug_t1 = anypoll__debug_on ? qpc_now() : 0;
+    LONGLONG debug_t1 = anypoll__debug_on ? anypoll__qpc_now() : 0;
     disarm_all(&w);
     if (anypoll__debug_on)
       anypoll__debug_woke(w.call_id, r, ws->count,
                           (debug_t1 - debug_t0) * 1000000 / freq,
-                          (qpc_now() - debug_t1) * 1000000 / freq);
+                          (anypoll__qpc_now() - debug_t1) * 1000000 / freq);
     if (r == WAIT_IO_COMPLETION) {
       /* A user APC ran: the Windows analogue of a signal handler. */
       errno = EINTR;
@@ -355,12 +262,12 @@ static int wait_loop(struct pollfd *fds, struct anypoll__item *items,
     /* At the deadline, a last look, as Linux's poll takes (a descriptor
      * closed during the wait is reported): cheap for armed entries, as a
      * read or AFD poll cancelled while pending answers without a query. */
-    int late = unarmed_ready == 0 && expired(timeout_ms, deadline);
-    result = check_items(fds, items, nfds, &w, late);
+    int late = unarmed_ready == 0 && anypoll__expired(timeout_ms, deadline);
+    result = anypoll__check_entries(fds, items, nfds, &w, late);
     if (result != 0)
       break;
     anypoll__pipe_after_round(items, nfds);
-    if (expired(timeout_ms, deadline))
+    if (anypoll__expired(timeout_ms, deadline))
       break;
   }
 out:
@@ -377,7 +284,8 @@ int anypoll__win_event_poll(struct pollfd *fds, anypoll_nfds_t nfds,
    * part of the wait (N to 3N system calls). Rounded up, like every
    * conversion of time here: never early. */
   LONGLONG freq = qpc_freq();
-  LONGLONG deadline = qpc_now() + ((LONGLONG)timeout_ms * freq + 999) / 1000;
+  LONGLONG deadline =
+      anypoll__qpc_now() + ((LONGLONG)timeout_ms * freq + 999) / 1000;
   if (nfds > ANYPOLL_MAX_NFDS) {
     errno = EINVAL;
     return -1;
@@ -401,9 +309,10 @@ int anypoll__win_event_poll(struct pollfd *fds, anypoll_nfds_t nfds,
   if (event == NULL) {
     result = -1;
   } else {
-    result = check_items(fds, items, nfds, NULL, 0);
+    result = anypoll__check_entries(fds, items, nfds, NULL, 0);
     /* Unless the first check took the whole timeout. */
-    if (result == 0 && timeout_ms != 0 && !expired(timeout_ms, deadline))
+    if (result == 0 && timeout_ms != 0 &&
+        !anypoll__expired(timeout_ms, deadline))
       result = wait_loop(fds, items, nfds, timeout_ms, deadline, event);
   }
   if (items != stack_items)

@@ -3,7 +3,9 @@
  * select() and WSAPoll are themselves built on, issued on a private handle
  * to the AFD driver. Unlike WSAEventSelect it leaves the socket's blocking
  * mode and the caller's own event associations alone, and one request
- * covers every socket of a call, so there is no 64-handle limit. */
+ * covers every socket of a call, so there is no 64-handle limit. Which
+ * handles are asked (the AFD device, a socket's base handle) is
+ * socket_afd.c's. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,13 +24,6 @@
 #define AFD_POLL_ACCEPT 0x0080
 #define AFD_POLL_CONNECT_FAIL 0x0100
 
-#define SIO_BASE_HANDLE_ 0x48000022
-#define SIO_BSP_HANDLE_POLL_ 0x4800001D
-
-/* Layers of providers followed before giving up (see base_handle). */
-#define MAX_PROVIDER_LAYERS 8
-
-
 typedef struct {
   HANDLE Handle;
   ULONG Events;
@@ -41,88 +36,6 @@ typedef struct {
   ULONG Exclusive;
   afd_poll_handle_info Handles[1];
 } afd_poll_info;
-
-static INIT_ONCE afd_once = INIT_ONCE_STATIC_INIT;
-static HANDLE afd_handle = INVALID_HANDLE_VALUE;
-
-/* A new handle to the AFD driver, or INVALID_HANDLE_VALUE. Any name under
- * \Device\Afd opens the driver; the suffix only labels the handle for
- * someone reading a handle list. No FILE_SYNCHRONOUS_IO flag: requests on
- * it complete asynchronously. Shared by anypoll_poll's one process-wide
- * handle below and each watch set's own (set_socket.c). */
-HANDLE anypoll__afd_open(void) {
-  static WCHAR path[] = L"\\Device\\Afd\\anypoll";
-  UNICODE_STRING name = { sizeof path - sizeof path[0], sizeof path, path };
-  OBJECT_ATTRIBUTES attr;
-  InitializeObjectAttributes(&attr, &name, 0, NULL, NULL);
-  IO_STATUS_BLOCK iosb;
-  HANDLE h;
-  if (anypoll__nt.create_file(&h, SYNCHRONIZE, &attr, &iosb, NULL, 0,
-                              FILE_SHARE_READ | FILE_SHARE_WRITE, FILE_OPEN, 0,
-                              NULL, 0) < 0)
-    return INVALID_HANDLE_VALUE;
-  return h;
-}
-
-static BOOL CALLBACK afd_open(PINIT_ONCE once, PVOID param, PVOID *ctx) {
-  (void)once, (void)param, (void)ctx;
-  afd_handle = anypoll__afd_open();
-  return TRUE;
-}
-
-static HANDLE afd(void) {
-  InitOnceExecuteOnce(&afd_once, afd_open, NULL, NULL);
-  return afd_handle;
-}
-
-/* Through the door (syscall.c), which announces the call to the lock
- * model: no read of ours is ever pending on a socket. */
-static int ioctl_handle(HANDLE s, DWORD code, HANDLE *out) {
-  SOCKET h = INVALID_SOCKET;
-  int error;
-  int r = anypoll__sys_socket_ioctl_handle(
-      s, code,
-      code == SIO_BASE_HANDLE_ ? "WSAIoctl(SIO_BASE_HANDLE)"
-                               : "WSAIoctl(SIO_BSP_HANDLE_POLL)",
-      &h, &error);
-  /* base_handle reads the error after this returns. */
-  WSASetLastError(error);
-  if (r != 0 || h == INVALID_SOCKET)
-    return 0;
-  *out = (HANDLE)h;
-  return 1;
-}
-
-/* The handle AFD must be asked about. A layered service provider may hand
- * the program a handle of its own, which AFD does not know; the base
- * provider's handle is under it. SIO_BASE_HANDLE names it, but some
- * providers intercept that request (Microsoft says they must not) and fail
- * it: SIO_BSP_HANDLE_POLL then names the handle the layer below would
- * select() on, which may be another layer, so it is followed down until it
- * stops changing. When every request fails, or the handle is no socket
- * any more, the handle itself is asked about: without a layered provider
- * it is the base handle, and a handle that was closed meanwhile makes AFD
- * fail, which the check reports as POLLNVAL. Asked once per socket per
- * check: SIO_BASE_HANDLE is a request to the provider chain (a wineserver
- * request under Wine), not a field read. */
-static HANDLE base_handle(HANDLE s) {
-  HANDLE base;
-  if (!anypoll__test_base_handle_fails()) {
-    if (ioctl_handle(s, SIO_BASE_HANDLE_, &base))
-      return base;
-    /* Closed since the classification: AFD will say so. */
-    if (WSAGetLastError() == WSAENOTSOCK)
-      return s;
-  }
-  HANDLE h = s;
-  for (int layer = 0; layer < MAX_PROVIDER_LAYERS; layer++) {
-    anypoll__test_note_bsp_poll();
-    if (!ioctl_handle(h, SIO_BSP_HANDLE_POLL_, &base) || base == h)
-      break;
-    h = base;
-  }
-  return h;
-}
 
 /* The bits Linux sets for "writable": POLLOUT | POLLWRNORM (one bit in
  * Winsock), and POLLWRBAND too for datagram sockets (datagram_poll) but
@@ -274,7 +187,7 @@ int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
    * value reused), and reused by the arm that follows in the same call. */
   for (anypoll_nfds_t i = 0; i < nfds; i++)
     if (items[i].kind == ANYPOLL_KIND_SOCKET)
-      items[i].u.socket.afd_base = base_handle(items[i].handle);
+      items[i].u.socket.afd_base = anypoll__socket_base(items[i].handle);
   ULONG *slot = malloc(nfds * sizeof *slot);
   if (slot == NULL) {
     errno = ENOMEM;
@@ -291,7 +204,7 @@ int anypoll__socket_check(struct pollfd *fds, struct anypoll__item *items,
     free(slot);
     return -1;
   }
-  HANDLE dev = afd();
+  HANDLE dev = anypoll__afd();
   /* What was asked of each handle, and what it answered (the answer lists
    * only the handles that have events, in request order). */
   HANDLE *asked = malloc(count * sizeof *asked);
@@ -366,7 +279,7 @@ int anypoll__socket_arm(struct anypoll__waiter *w, struct pollfd *fds,
   w->afd_info = info;
   w->afd_iosb.Status = STATUS_PENDING;
   NTSTATUS st = anypoll__nt.device_io_control_file(
-      afd(), w->event, NULL, NULL, &w->afd_iosb, IOCTL_AFD_POLL, info,
+      anypoll__afd(), w->event, NULL, NULL, &w->afd_iosb, IOCTL_AFD_POLL, info,
       (ULONG)size, info, (ULONG)size);
   if (st != STATUS_PENDING) {
     /* Completed (or failed) at once: the re-check finds out which. */
@@ -390,7 +303,7 @@ void anypoll__socket_disarm(struct anypoll__waiter *w) {
   int cancelled = 0;
   if (*status == STATUS_PENDING) {
     IO_STATUS_BLOCK cancel;
-    anypoll__nt.cancel_io_file_ex(afd(), &w->afd_iosb, &cancel);
+    anypoll__nt.cancel_io_file_ex(anypoll__afd(), &w->afd_iosb, &cancel);
     cancelled = 1;
   }
   /* The request's buffer may be written until it completes, which a

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Waiting: the waiter of one anypoll_poll call, the back-off bounds of
  * entries that cannot be waited on, and each kind's arming and disarming
- * (poll.c, pipe.c, socket.c). Included by win.h only. */
+ * (poll.c, poll_check.c, pipe.c, socket.c). Included by win.h only. */
 #ifndef ANYPOLL_WAITER_H
 #define ANYPOLL_WAITER_H
 
@@ -81,6 +81,40 @@ static inline void anypoll__want_recheck(struct anypoll__waiter *w,
   if (w->recheck_ms == 0 || cap_ms < w->recheck_ms)
     w->recheck_ms = cap_ms;
 }
+
+/* ---- The call's clock (poll.c, poll_check.c) ------------------------------
+ * In QueryPerformanceCounter ticks, the unit of a call's deadline (set once,
+ * at the call's start), here so that the loop and the checks that stop at
+ * the deadline read the same clock. */
+static inline LONGLONG anypoll__qpc_now(void) {
+  LARGE_INTEGER t;
+  QueryPerformanceCounter(&t);
+  return t.QuadPart;
+}
+
+/* Whether the deadline of a call with a timeout has passed. */
+static inline int anypoll__expired(int timeout_ms, LONGLONG deadline) {
+  return timeout_ms >= 0 && anypoll__qpc_now() >= deadline;
+}
+
+/* ---- The checks of a call (poll_check.c) -------------------------------- */
+
+/* Checks every entry and returns how many are ready, or -1 with errno.
+ * After a wake-up (w not NULL), entries whose wake-up source was cancelled
+ * while still pending are left out; after the deadline (late), so are the
+ * entries that could not be armed. */
+ANYPOLL__INTERNAL
+int anypoll__check_entries(struct pollfd *fds, struct anypoll__item *items,
+                           anypoll_nfds_t nfds,
+                           const struct anypoll__waiter *w, int late);
+/* On a back-off round of call call_id: checks only the entries that could
+ * not be armed (item->recheck), up to the deadline, and returns how many
+ * are ready. fds is not written. */
+ANYPOLL__INTERNAL
+int anypoll__check_unarmed(const struct pollfd *fds,
+                           const struct anypoll__item *items,
+                           anypoll_nfds_t nfds, LONG64 call_id, int timeout_ms,
+                           LONGLONG deadline);
 
 /* pipe.c: finds out which read ends are asynchronous, and makes space for
  * a call that waits on them; 0, or -1 with errno ENOMEM. */

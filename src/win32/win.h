@@ -3,10 +3,10 @@
  * nt.h), and the contract between the files of src/win32/, by area in the
  * headers it includes (kind.h, gate.h, waiter.h, door.h, anypipe.h; each
  * included by this one only, after the Windows headers). Layers, each
- * calling only those below it: backends.c; poll.c (the wait loop); the
- * kinds (handle.c, pipe.c, socket.c, console.c, file.c); watch.c and
- * pool.c; syscall.c (the door to a caller's handle); model.c, init.c,
- * error.c. */
+ * calling only those below it: backends.c; poll.c (the wait loop);
+ * poll_check.c (a call's checks); the kinds (handle.c, pipe.c, socket.c
+ * over socket_afd.c, console.c, file.c); watch.c and pool.c; syscall.c
+ * (the door to a caller's handle); model.c, init.c, error.c. */
 #ifndef ANYPOLL_WIN_H
 #define ANYPOLL_WIN_H
 
@@ -103,7 +103,7 @@ ANYPOLL__INTERNAL_DATA volatile LONG anypoll__pool_idle_ms;
  * resources, after the first anypoll__test_fail_skip of them have
  * succeeded (so a failure can land in the middle of arming a call).
  * anypoll__test_fail_base_handle: SIO_BASE_HANDLE is taken to have failed,
- * as it does under some layered service providers (socket.c then asks for
+ * as it does under some layered service providers (socket_afd.c asks for
  * SIO_BSP_HANDLE_POLL); anypoll__test_bsp_poll_asked counts those asks.
  * anypoll__test_cancel_misses: a disarming call's CancelSynchronousIo on a
  * helper is taken to have found no I/O, as on Windows when the helper's
@@ -176,10 +176,19 @@ static inline void anypoll__test_note_set_peek_tick(LONG asked) {
 }
 #endif
 
-/* socket.c: a new handle to the AFD driver (for IOCTL_AFD_POLL), or
+/* socket_afd.c: a new handle to the AFD driver (for IOCTL_AFD_POLL), or
  * INVALID_HANDLE_VALUE. */
 ANYPOLL__INTERNAL
 HANDLE anypoll__afd_open(void);
+/* socket_afd.c: anypoll_poll's one AFD handle for the process, opened on
+ * first use (INVALID_HANDLE_VALUE if it could not be). */
+ANYPOLL__INTERNAL
+HANDLE anypoll__afd(void);
+/* socket_afd.c: the handle AFD must be asked about for socket s (its base
+ * provider's); s itself when none can be found. One provider request or
+ * more: asked once per socket per check (socket.c). */
+ANYPOLL__INTERNAL
+HANDLE anypoll__socket_base(HANDLE s);
 
 /* ---- Diagnostics (debug.c) ------------------------------------------------
  * ANYPOLL_DEBUG=1 in the environment (read once, by anypoll__win_init):
