@@ -202,6 +202,24 @@ struct anypoll_event {
  * effect. A bit outside every POLL* value of the platform. */
 #define ANYPOLL_UNSHARED (1u << 28)
 
+/* The program's leave for the Windows set to associate the registered
+ * socket with the set's completion port, for the rest of the socket's life
+ * (Windows cannot undo an association before 8.1, nor can Wine 8). A
+ * connected stream socket asked only for POLLIN (or POLLRDNORM) is then
+ * waited for with a zero-byte overlapped receive completing to the port,
+ * libuv's way, instead of an AFD poll: the wineserver does about a third
+ * less work per wake-up under Wine (docs/performance.md, the anchors).
+ * The program's promise in return: no overlapped I/O of its own on that
+ * socket that would send a packet to a port (an OVERLAPPED whose hEvent has
+ * its low bit set sends none, and plain send/recv are fine), no completion
+ * port of its own or completion-mode change on it, and delete before
+ * close. A socket that cannot be associated (another set or the program
+ * has it already, or a del and a new add in this set) and any other
+ * events are waited for with an AFD poll, as without the bit. Elsewhere it
+ * is accepted and has no effect. A bit outside every POLL* value of the
+ * platform. */
+#define ANYPOLL_ASSOCIATE (1u << 27)
+
 /* anypoll_set_new - a new, empty set; NULL with errno on failure, one of
  * (the list is complete):
  *   ENOMEM  out of memory.
@@ -222,7 +240,8 @@ ANYPOLL_EXTERN anypoll_set *anypoll_set_new(void);
 ANYPOLL_EXTERN int anypoll_set_free(anypoll_set *set);
 
 /* anypoll_set_add, _mod, _del - register fd for events (POLLIN, POLLPRI,
- * POLLOUT and their RD/WR variants, optionally ANYPOLL_ONESHOT and ANYPOLL_UNSHARED; POLLERR
+ * POLLOUT and their RD/WR variants, optionally ANYPOLL_ONESHOT,
+ * ANYPOLL_UNSHARED and ANYPOLL_ASSOCIATE; POLLERR
  * and POLLHUP are always reported), change what is watched, or stop
  * watching it. 0, or -1 with errno, one of (the list is complete):
  *   EINVAL  set is NULL, or events has unknown bits; add, Linux (epoll):

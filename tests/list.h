@@ -208,6 +208,13 @@ TEST_CASE_SET(set_timeouts)
 TEST_CASE_SET(set_interrupted_wait_eintr)
 TEST_CASE_SET(set_socket_mod_drops_result_from_before)
 TEST_CASE_SET(set_never_connected_socket_every_wait)
+/* test_set_associate.c: ANYPOLL_ASSOCIATE's zero-byte receive reports what
+ * the AFD poll does (anchors issue) */
+TEST_CASE_SET(set_associate_socket_same_as_without)
+TEST_CASE_SET(set_associate_socket_mod_oneshot_reset)
+TEST_CASE_SET(set_associate_socket_again_and_in_two_sets)
+TEST_CASE_SET(set_associate_closed_before_del_and_datagram)
+TEST_CASE_WIN(set_win_associate_foreign_packet_dropped)
 TEST_CASE_SET(anypoll_pipe_concurrent_readers_writers)
 TEST_CASE_SET(anypoll_pipe_in_a_set)
 TEST_CASE_SET(anypoll_pipe_closed_before_del_pollnval)

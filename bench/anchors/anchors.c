@@ -131,7 +131,7 @@ void anchor_ping(const struct anchor_link *l) {
 
 /* ---- anypoll's rows (and raw epoll on Linux) ---------------------------- */
 
-enum { BLOCKING, POLL, SET, EPOLL };
+enum { BLOCKING, POLL, SET, SET_ASSOC, EPOLL };
 
 struct own {
   int how, transport;
@@ -161,8 +161,18 @@ static void *own_open(int transport, int how) {
   }
   o->p.fd = anchor_link_fd(o->l);
   o->p.events = POLLIN;
-  if (how == SET)
-    o->set = bench_set_open(&o->p, 1);
+  if (how == SET || how == SET_ASSOC) {
+    /* ANYPOLL_ASSOCIATE: the program's leave to associate the socket with
+     * the set's port (a zero-byte receive instead of an AFD poll on
+     * Windows; no effect elsewhere). Its own row, beside the default. */
+    o->p.events = (short)POLLIN;
+    o->set = anypoll_set_new();
+    if (o->set == NULL ||
+        anypoll_set_add(o->set, o->p.fd,
+                        POLLIN | (how == SET_ASSOC ? ANYPOLL_ASSOCIATE : 0u),
+                        &o->p) != 0)
+      bench_die("anypoll_set_add");
+  }
 #ifndef _WIN32
   if (how == EPOLL) {
     struct epoll_event ev = { .events = EPOLLIN };
@@ -183,7 +193,7 @@ static void own_trip(void *ctx) {
   if (o->how == POLL) {
     if (anypoll_poll(&o->p, 1, -1) != 1)
       bench_die("anypoll_poll");
-  } else if (o->how == SET) {
+  } else if (o->how == SET || o->how == SET_ASSOC) {
     if (bench_set_wait(o->set, &o->p, 1) != 1)
       bench_die("anypoll_set_wait");
   }
@@ -208,6 +218,7 @@ static void own_trip(void *ctx) {
 static void *open_blocking(int t) { return own_open(t, BLOCKING); }
 static void *open_poll(int t) { return own_open(t, POLL); }
 static void *open_set(int t) { return own_open(t, SET); }
+static void *open_set_assoc(int t) { return own_open(t, SET_ASSOC); }
 #ifndef _WIN32
 static void *open_epoll(int t) { return own_open(t, EPOLL); }
 #endif
@@ -220,6 +231,9 @@ static int own_rows(int transport, struct anchor_row *out) {
                                   own_trip };
   out[n++] = (struct anchor_row){ transport, "anypoll set", open_set,
                                   own_trip };
+  if (transport == ANCHOR_TCP)
+    out[n++] = (struct anchor_row){ transport, "anypoll set ASSOCIATE",
+                                    open_set_assoc, own_trip };
 #ifndef _WIN32
   out[n++] = (struct anchor_row){ transport, "raw epoll_wait", open_epoll,
                                   own_trip };

@@ -39,6 +39,9 @@ ANYPOLL__INTERNAL
 BOOL anypoll__sys_read_zero_overlapped(HANDLE h, OVERLAPPED *ov,
                                        DWORD *error);
 ANYPOLL__INTERNAL
+BOOL anypoll__sys_recv_zero_overlapped(HANDLE s, OVERLAPPED *ov,
+                                       DWORD *error);
+ANYPOLL__INTERNAL
 BOOL anypoll__sys_cancel_io(HANDLE h, OVERLAPPED *ov);
 ANYPOLL__INTERNAL
 BOOL anypoll__sys_duplicate(HANDLE h, HANDLE *out);

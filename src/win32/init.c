@@ -82,6 +82,7 @@ ANYPOLL__INTERNAL void (*volatile anypoll__test_spawn_window)(const HANDLE *list
                                                              int count);
 ANYPOLL__INTERNAL volatile LONG anypoll__test_set_peeks;
 ANYPOLL__INTERNAL volatile LONG anypoll__test_set_peek_ticks;
+ANYPOLL__INTERNAL volatile LONG anypoll__test_set_zreads;
 
 /* Takes one from a countdown that other threads may take from too: 1 when
  * there was one to take. */

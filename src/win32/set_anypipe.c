@@ -98,6 +98,11 @@ struct anypoll__anypipe {
    * out again. Reported POLLNVAL until the del; nothing goes through it. */
   int gone;
   unsigned long long name_hash; /* of the pipe's name, unique per pipe */
+  /* A socket's record (set_socket.c): the read is a receive, the handle
+   * the socket's base handle, and an error the receive ended with is kept
+   * for the check (failed) instead of marking the value broken. */
+  int sock, failed;
+  unsigned gen; /* the registration's generation (mod) at the read */
   LONG reads_seen; /* anypoll__anypipe_drained's count, this set's */
 };
 
@@ -196,7 +201,7 @@ int anypoll__set_anypipe_arm(struct anypoll__reg *r) {
    * one object-manager request per arm, which a read through our own
    * duplicate would not need, but a duplicate keeps the pipe open and
    * hides the close. */
-  if (a->borrowed && !anypipe_still_named(a)) {
+  if (a->borrowed && !a->sock && !anypipe_still_named(a)) {
     a->gone = a->broken = 1;
     anypoll__set_post(r);
     return 0;
@@ -208,13 +213,20 @@ int anypoll__set_anypipe_arm(struct anypoll__reg *r) {
   InterlockedIncrement(&s->inflight);
   a->pending = 1;
   s->afd_out++; /* a packet we did not post: the port's count (set_wait.c) */
+  a->gen = r->gen;
+  if (a->sock)
+    anypoll__test_note_set_zread();
   DWORD error;
-  BOOL ok = anypoll__sys_read_zero_overlapped(a->h, &a->ov, &error);
+  BOOL ok = a->sock ? anypoll__sys_recv_zero_overlapped(a->h, &a->ov, &error)
+                    : anypoll__sys_read_zero_overlapped(a->h, &a->ov, &error);
   if (ok || error == ERROR_IO_PENDING)
     return 0; /* a packet comes either way */
   /* Failed at once (the writer went between the check and now, or the
-   * handle was closed): no packet comes. The check tells what it is. */
-  if (a->borrowed)
+   * handle was closed; a socket reset): no packet comes. The check tells
+   * what it is. */
+  if (a->sock)
+    a->failed = a->packet = 1;
+  else if (a->borrowed)
     a->broken = 1;
   a->pending = 0;
   s->afd_out--;
@@ -241,6 +253,36 @@ int anypoll__set_anypipe_check_left(struct anypoll__reg *r) {
   int drained = r->noted &&
                 anypoll__anypipe_drained(r->fd, r->item.handle, &a->reads_seen);
   return drained && !packet && !r->fresh && !a->pending;
+}
+
+/* A socket registered with ANYPOLL_ASSOCIATE, at its first arm as a
+ * connected stream socket asked for reading (set_socket.c): the same
+ * zero-byte read on the port, a receive on the socket's base handle. The
+ * handle is the program's: a duplicate would keep the connection open
+ * after the program's close, and no name tells a socket from another (the
+ * program promised delete before close). 1 when associated. */
+int anypoll__set_anypipe_attach_socket(struct anypoll__reg *r) {
+  struct anypoll__anypipe *a = calloc(1, sizeof *a);
+  if (a == NULL)
+    return 0; /* the AFD poll needs no memory of this */
+  a->borrowed = a->sock = 1;
+  a->h = r->base;
+  if (!anypoll__sys_associate(a->h, r->set->port,
+                              ANYPOLL_SET_KEY_ANYPIPE + (ULONG_PTR)r->fd)) {
+    free(a);
+    return 0;
+  }
+  a->r = r;
+  r->anypipe = a;
+  return 1;
+}
+
+int anypoll__set_anypipe_packet(struct anypoll__reg *r, int *failed) {
+  struct anypoll__anypipe *a = r->anypipe;
+  int packet = a->packet && a->gen == r->gen;
+  *failed = packet && a->failed;
+  a->packet = a->failed = 0;
+  return packet;
 }
 
 int anypoll__set_anypipe_gone(const struct anypoll__reg *r) {
@@ -348,7 +390,9 @@ struct anypoll__reg *anypoll__set_anypipe_done(struct anypoll__set *s,
   a->packet = 1;
   /* ov.Internal is the read's status once its packet is out. */
   NTSTATUS st = (NTSTATUS)a->ov.Internal;
-  if (a->borrowed && st < 0 &&
+  if (a->sock)
+    a->failed = st < 0 && !(a->cancelling && st == ANYPOLL_STATUS_CANCELLED);
+  else if (a->borrowed && st < 0 &&
       !(a->cancelling && st == ANYPOLL_STATUS_CANCELLED)) {
     a->broken = 1;
     /* The writer went, or the program closed the read end: then the value

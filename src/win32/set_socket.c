@@ -5,7 +5,20 @@
  * can be associated with one port only, so each set opens its own AFD
  * handle; the caller's socket handles are never associated with anything.
  * The poll is re-issued only after it has completed, when the wait that
- * took its packet has reported it (or found it not ready). */
+ * took its packet has reported it (or found it not ready).
+ *
+ * With ANYPOLL_ASSOCIATE the program lets the socket itself be associated
+ * with the port, and a connected stream socket asked only for reading is
+ * then waited for with a zero-byte receive completing to the port
+ * (set_anypipe.c keeps it, as for anypoll_pipe's read ends), libuv's way.
+ * Under Wine an AFD poll's answer is output data that the thread which
+ * issued it must fetch (an APC, then one more request) before its packet
+ * reaches the port, and until then the wineserver keeps the socket in its
+ * own poll and handles it again at every request of every thread, about a
+ * dozen times per wake-up with one byte waiting; a receive's completion
+ * carries no output. A zero-byte receive ends on data and on the peer's
+ * end of stream alike: both are POLLIN (Linux too reports a shutdown by
+ * the peer as readable only). An error, rare, gets the full check. */
 #include <errno.h>
 #include <stdint.h>
 
@@ -37,9 +50,22 @@ int anypoll__set_socket_open(struct anypoll__set *s) {
   return 0;
 }
 
+/* Whether r is waited for with its zero-byte receive: asked for with
+ * ANYPOLL_ASSOCIATE, for reading only (the receive tells nothing of
+ * POLLOUT or POLLPRI), on a connected stream socket (on a datagram socket
+ * it would take a datagram; on a listening one it fails). */
+static int set_socket_zread(const struct anypoll__reg *r) {
+  short ev = (short)(r->events & 0xffff);
+  return (r->events & ANYPOLL_ASSOCIATE) && r->item.u.socket.stream &&
+         !r->item.u.socket.unconnected && anypoll__readable_bits(ev) != 0 &&
+         (ev & ~POLLIN) == 0;
+}
+
 int anypoll__set_socket_check(struct anypoll__reg *r) {
   short ev = (short)(r->events & 0xffff);
-  if (r->fresh || r->item.u.socket.unconnected) {
+  int failed = 0;
+  int packet = r->anypipe != NULL && anypoll__set_anypipe_packet(r, &failed);
+  if (r->fresh || r->item.u.socket.unconnected || failed) {
     /* A full check, the one anypoll_poll makes (it also tells a
      * never-connected stream socket, for which AFD has no event); it also
      * finds the base handle the polls are issued for. While the socket is
@@ -52,6 +78,8 @@ int anypoll__set_socket_check(struct anypoll__reg *r) {
     r->base = r->item.u.socket.afd_base;
     return p.revents;
   }
+  if (r->anypipe != NULL && set_socket_zread(r))
+    return packet ? anypoll__readable_bits(ev) : -1;
   if (!r->have_result)
     return -1; /* only the AFD poll can tell: arm it */
   r->have_result = 0;
@@ -59,6 +87,14 @@ int anypoll__set_socket_check(struct anypoll__reg *r) {
 }
 
 int anypoll__set_socket_arm(struct anypoll__reg *r) {
+  if (set_socket_zread(r)) {
+    if (!r->zr_tried) {
+      r->zr_tried = 1;
+      anypoll__set_anypipe_attach_socket(r);
+    }
+    if (r->anypipe != NULL)
+      return anypoll__set_anypipe_arm(r);
+  }
   /* A poll still in flight (pending, or cancelled by a mod and not yet
    * out of the port) will come back and make the registration be checked
    * again: its buffer and status block cannot be reused before. */
@@ -123,5 +159,7 @@ void anypoll__set_socket_stop(struct anypoll__reg *r) {
     IO_STATUS_BLOCK cancel;
     anypoll__nt.cancel_io_file_ex(r->set->afd, &r->iosb, &cancel);
   }
+  if (r->anypipe != NULL)
+    anypoll__set_anypipe_stop(r);
   r->have_result = 0;
 }

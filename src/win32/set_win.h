@@ -117,6 +117,7 @@ struct anypoll__reg {
   int afd_pending;
   int have_result; /* afd.events holds an answer not yet reported */
   int fresh;       /* never checked: the first check is a full one */
+  int zr_tried;    /* ANYPOLL_ASSOCIATE: the association was attempted */
   /* Bumped by each mod; afd_gen is its value when the pending poll was
    * issued. A poll of an older generation may have completed before the
    * mod cancelled it, its packet still in the port: its answer is of
@@ -308,6 +309,16 @@ int anypoll__set_anypipe_check_left(struct anypoll__reg *r);
  * read end closed before its del): POLLNVAL until the del. */
 ANYPOLL__INTERNAL
 int anypoll__set_anypipe_gone(const struct anypoll__reg *r);
+/* A socket registered with ANYPOLL_ASSOCIATE (set_socket.c): attach_socket
+ * associates its base handle (1) or cannot (0: the AFD poll then); arm and
+ * stop as above, the read a zero-byte receive. packet: 1 when the
+ * receive's packet came since the last call and is of r's current
+ * generation, with *failed set when it ended in an error (not a cancel of
+ * ours). */
+ANYPOLL__INTERNAL
+int anypoll__set_anypipe_attach_socket(struct anypoll__reg *r);
+ANYPOLL__INTERNAL
+int anypoll__set_anypipe_packet(struct anypoll__reg *r, int *failed);
 ANYPOLL__INTERNAL
 void anypoll__set_anypipe_detach(struct anypoll__reg *r);
 ANYPOLL__INTERNAL

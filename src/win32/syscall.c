@@ -76,6 +76,22 @@ BOOL anypoll__sys_read_zero_overlapped(HANDLE h, OVERLAPPED *ov,
   return ok;
 }
 
+/* A socket's zero-byte overlapped receive: it ends when the socket has
+ * data, its peer's end of stream, or an error, and takes nothing. Winsock
+ * sockets have no file-object lock; announced like every call on a
+ * caller's object. */
+BOOL anypoll__sys_recv_zero_overlapped(HANDLE s, OVERLAPPED *ov,
+                                       DWORD *error) {
+  static char byte;
+  WSABUF buf = { 0, &byte };
+  DWORD flags = 0;
+  anypoll__model_call_begin(s, "WSARecv(overlapped)");
+  int r = WSARecv((SOCKET)s, &buf, 1, NULL, &flags, ov, NULL);
+  *error = r == 0 ? 0 : (DWORD)WSAGetLastError();
+  anypoll__model_call_end(s);
+  return r == 0;
+}
+
 /* TRUE when the cancel found the request (and so h names the file object
  * it was issued on). */
 BOOL anypoll__sys_cancel_io(HANDLE h, OVERLAPPED *ov) {

@@ -119,7 +119,9 @@ ANYPOLL__INTERNAL_DATA volatile LONG anypoll__pool_idle_ms;
  * another thread creates a process at that moment (spawn.c).
  * anypoll__test_set_peeks counts the pipes a set's peek timer has asked,
  * anypoll__test_set_peek_ticks its ticks, both when a tick ends
- * (set_peek.c). */
+ * (set_peek.c). anypoll__test_set_zreads counts the zero-byte receives a
+ * set has issued on sockets registered with ANYPOLL_ASSOCIATE
+ * (set_anypipe.c). */
 #ifdef ANYPOLL_TEST_HOOKS
 ANYPOLL__INTERNAL_DATA void (*volatile anypoll__test_spawn_window)(const HANDLE *list,
                                                                   int count);
@@ -161,6 +163,10 @@ static inline void anypoll__test_note_set_peek_tick(LONG asked) {
   InterlockedExchangeAdd(&anypoll__test_set_peeks, asked);
   InterlockedIncrement(&anypoll__test_set_peek_ticks);
 }
+ANYPOLL__INTERNAL_DATA volatile LONG anypoll__test_set_zreads;
+static inline void anypoll__test_note_set_zread(void) {
+  InterlockedIncrement(&anypoll__test_set_zreads);
+}
 #else
 static inline int anypoll__test_should_fail(void) { return 0; }
 static inline int anypoll__test_base_handle_fails(void) { return 0; }
@@ -174,6 +180,7 @@ static inline void anypoll__test_in_spawn_window(const HANDLE *list, int count) 
 static inline void anypoll__test_note_set_peek_tick(LONG asked) {
   (void)asked;
 }
+static inline void anypoll__test_note_set_zread(void) {}
 #endif
 
 /* socket_afd.c: a new handle to the AFD driver (for IOCTL_AFD_POLL), or
