@@ -179,7 +179,9 @@ struct scenario {
   int wake_socket; /* the woken entry is the first socket */
   int ready;       /* POLL_NOW: the first pipe holds a byte */
   /* SET_WOKEN: every pipe inheritable (1: the set peeks at each on a
-   * timer), and added with ANYPOLL_UNSHARED (2: a read parked on each). */
+   * timer), and added with ANYPOLL_UNSHARED (2: a read parked on each);
+   * 3: every socket added with ANYPOLL_ASSOCIATE (a zero-byte receive
+   * each instead of an AFD poll). */
   int inherit;
 };
 
@@ -221,6 +223,9 @@ static const struct scenario scenarios[] = {
   { "set-socket-1", SET_WOKEN, 0, 2, 1, 0, 0 },
   { "set-socket-64", SET_WOKEN, 0, 65, 1, 0, 0 },
   { "set-socket-1000", SET_WOKEN, 0, 1001, 1, 0, 0 },
+  { "set-socket-assoc-1", SET_WOKEN, 0, 2, 1, 0, 3 },
+  { "set-socket-assoc-64", SET_WOKEN, 0, 65, 1, 0, 3 },
+  { "set-socket-assoc-1000", SET_WOKEN, 0, 1001, 1, 0, 3 },
   { "backoff-1", POLL_BACKOFF, 1, 0, 0, 0, 0 },
   { "backoff-64", POLL_BACKOFF, 64, 0, 0, 0, 0 },
 };
@@ -401,7 +406,9 @@ static void run(const struct scenario *s, int k, int warmup) {
     }
     for (int i = 0; i < n; i++) {
       void *in = s->kind == SET_TWO && i > 0 ? other_set : set_state;
-      unsigned ev = POLLIN | (s->inherit == 2 ? ANYPOLL_UNSHARED : 0);
+      unsigned ev = POLLIN | (s->inherit == 2   ? ANYPOLL_UNSHARED
+                              : s->inherit == 3 ? ANYPOLL_ASSOCIATE
+                                                : 0);
       if (anypoll__set_default_backend.ctl(in, ANYPOLL__SET_ADD,
                                            (int)fds[i].fd, ev, NULL) != 0)
         die("set add");
