@@ -207,9 +207,13 @@ struct anypoll_event {
  * (Windows cannot undo an association before 8.1, nor can Wine 8). A
  * connected stream socket asked only for POLLIN (or POLLRDNORM) is then
  * waited for with a zero-byte overlapped receive completing to the port,
- * libuv's way, instead of an AFD poll: the wineserver does about a third
- * less work per wake-up under Wine (docs/performance.md, the anchors).
- * The program's promise in return: no overlapped I/O of its own on that
+ * libuv's way, instead of an AFD poll, which under Wine costs the
+ * wineserver more per wake-up (a TCP round trip 1.27 times a blocking
+ * read's against 1.56: docs/performance.md, the anchors). The reports are
+ * the same, except that data a receive of the program's own takes after
+ * the set's has seen it can be reported once more (anypoll_set(3)); a
+ * socket with no peer yet (listening, connecting) is asked at each add or
+ * mod. The program's promise in return: no overlapped I/O of its own on that
  * socket that would send a packet to a port (an OVERLAPPED whose hEvent has
  * its low bit set sends none, and plain send/recv are fine), no completion
  * port of its own or completion-mode change on it, and delete before

@@ -209,6 +209,75 @@ TEST(set_associate_closed_before_del_and_datagram) {
     ASSERT_GE(mid - before, 1);
 }
 
+/* A listening socket with the bit (review): it has no peer, so it takes
+ * the AFD poll; a receive on it under Wine took the readiness of the
+ * connections that came, and a wait with no timeout never ended. Beside a
+ * connected socket that stays ready, the pending connection is reported
+ * too (level-triggered, fair). */
+TEST(set_associate_listener) {
+  int port;
+  int l = tp_tcp_listener(&port);
+  anypoll_set *set = tp_set_new();
+  const unsigned A = ANYPOLL_ASSOCIATE;
+  ASSERT_EQ(anypoll_set_add(set, l, POLLIN | A, &tag), 0);
+  ASSERT_EQ(wait_one(set, l, POLLIN, 0), 0);
+  int c = tp_tcp_connect_nb(port);
+  ASSERT_EQ(wait_one(set, l, POLLIN, 5000), 1);
+  ASSERT_EQ(bits(l, POLLIN), (unsigned)POLLIN);
+  int s[2];
+  tp_tcp_pair(s);
+  ASSERT_EQ(anypoll_set_add(set, s[0], POLLIN | A, &tag), 0);
+  ASSERT_EQ(tp_send(s[1], "x", 1), 1);
+  int seen_l = 0, seen_s = 0;
+  double until = tp_now_ms() + 5000;
+  while (!(seen_l && seen_s)) {
+    ASSERT_LT(tp_now_ms(), until);
+    struct anypoll_event out[4];
+    int n = anypoll_set_wait(set, out, 4, 1000);
+    ASSERT_GE(n, 0);
+    for (int i = 0; i < n; i++) {
+      ASSERT_EQ(out[i].events, (unsigned)POLLIN);
+      seen_l |= out[i].fd == l;
+      seen_s |= out[i].fd == s[0];
+    }
+  }
+  ASSERT_EQ(anypoll_set_free(set), 0);
+  tp_close(c);
+  tp_close(s[0]);
+  tp_close(s[1]);
+  tp_close(l);
+}
+
+/* A reset peer (review): POLLERR|POLLHUP in every wait after, as without
+ * the bit and as anypoll_poll says, with and without data unread before
+ * the reset; a zero-byte receive on a reset socket ends at once, as at end
+ * of stream, and alone would say POLLIN. */
+static void reset_script(int with_data) {
+  anypoll_set *set = tp_set_new();
+  int s[2];
+  tp_tcp_pair(s);
+  ASSERT_EQ(anypoll_set_add(set, s[0], POLLIN | ANYPOLL_ASSOCIATE, &tag), 0);
+  ASSERT_EQ(wait_one(set, s[0], POLLIN, 0), 0);
+  if (with_data) {
+    ASSERT_EQ(tp_send(s[1], "abc", 3), 3);
+    ASSERT_EQ(wait_one(set, s[0], POLLIN, 5000), 1);
+  }
+  tp_close_reset(s[1]);
+  for (int i = 0; i < 500 && (bits(s[0], POLLIN) & POLLERR) == 0; i++)
+    tp_sleep_ms(10);
+  ASSERT_EQ(bits(s[0], POLLIN) & (POLLERR | POLLHUP),
+            (unsigned)(POLLERR | POLLHUP));
+  for (int i = 0; i < 3; i++)
+    ASSERT_EQ(wait_one(set, s[0], POLLIN, 5000), 1);
+  ASSERT_EQ(anypoll_set_free(set), 0);
+  tp_close(s[0]);
+}
+
+TEST(set_associate_reset_level_triggered) {
+  reset_script(0);
+  reset_script(1);
+}
+
 #ifdef _WIN32
 /* The promise broken: an overlapped receive of the program's own whose
  * event has its low bit clear also sends a packet to the set's port (the

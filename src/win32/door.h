@@ -61,6 +61,8 @@ int anypoll__sys_socket_ioctl_handle(HANDLE s, DWORD code, const char *call,
                                      SOCKET *out, int *error);
 ANYPOLL__INTERNAL
 int anypoll__sys_socket_name(HANDLE s, int *error);
+ANYPOLL__INTERNAL
+int anypoll__sys_socket_connected(HANDLE s);
 /* The program's own reads and writes (rw.c): an overlapped request, its
  * result once complete, and the C runtime's _read/_write. */
 ANYPOLL__INTERNAL

@@ -16,9 +16,13 @@
  * reaches the port, and until then the wineserver keeps the socket in its
  * own poll and handles it again at every request of every thread, about a
  * dozen times per wake-up with one byte waiting; a receive's completion
- * carries no output. A zero-byte receive ends on data and on the peer's
- * end of stream alike: both are POLLIN (Linux too reports a shutdown by
- * the peer as readable only). An error, rare, gets the full check. */
+ * carries no output. A zero-byte receive that ends later ends on data or
+ * on the peer's end of stream: both are POLLIN (Linux too reports a
+ * shutdown by the peer as readable only). One that ends at once, or in an
+ * error, gets the full check instead: a reset socket's receive ends at
+ * once, as at end of stream, while anypoll_poll reports POLLERR|POLLHUP
+ * (level-triggered, as the AFD poll would report it again), and data left
+ * unread since the last report may have a reset behind it. */
 #include <errno.h>
 #include <stdint.h>
 
@@ -63,9 +67,9 @@ static int set_socket_zread(const struct anypoll__reg *r) {
 
 int anypoll__set_socket_check(struct anypoll__reg *r) {
   short ev = (short)(r->events & 0xffff);
-  int failed = 0;
-  int packet = r->anypipe != NULL && anypoll__set_anypipe_packet(r, &failed);
-  if (r->fresh || r->item.u.socket.unconnected || failed) {
+  int recheck = 0;
+  int packet = r->anypipe != NULL && anypoll__set_anypipe_packet(r, &recheck);
+  if (r->fresh || r->item.u.socket.unconnected || recheck) {
     /* A full check, the one anypoll_poll makes (it also tells a
      * never-connected stream socket, for which AFD has no event); it also
      * finds the base handle the polls are issued for. While the socket is
@@ -88,9 +92,14 @@ int anypoll__set_socket_check(struct anypoll__reg *r) {
 
 int anypoll__set_socket_arm(struct anypoll__reg *r) {
   if (set_socket_zread(r)) {
+    /* Only a socket with a peer: a receive on a listening socket under
+     * Wine 8 stays pending and takes the readiness of the connections that
+     * come, which then wake nothing (test set_associate_listener). Asked
+     * once per add or mod. */
     if (!r->zr_tried) {
       r->zr_tried = 1;
-      anypoll__set_anypipe_attach_socket(r);
+      if (anypoll__sys_socket_connected(r->base))
+        anypoll__set_anypipe_attach_socket(r);
     }
     if (r->anypipe != NULL)
       return anypoll__set_anypipe_arm(r);
@@ -161,5 +170,7 @@ void anypoll__set_socket_stop(struct anypoll__reg *r) {
   }
   if (r->anypipe != NULL)
     anypoll__set_anypipe_stop(r);
+  else
+    r->zr_tried = 0; /* a mod may find it connected now */
   r->have_result = 0;
 }

@@ -313,12 +313,13 @@ int anypoll__set_anypipe_gone(const struct anypoll__reg *r);
  * associates its base handle (1) or cannot (0: the AFD poll then); arm and
  * stop as above, the read a zero-byte receive. packet: 1 when the
  * receive's packet came since the last call and is of r's current
- * generation, with *failed set when it ended in an error (not a cancel of
- * ours). */
+ * generation, with *recheck set when it tells too little: it ended in an
+ * error (not a cancel of ours), or at once (data, end of stream or a reset
+ * was there already). */
 ANYPOLL__INTERNAL
 int anypoll__set_anypipe_attach_socket(struct anypoll__reg *r);
 ANYPOLL__INTERNAL
-int anypoll__set_anypipe_packet(struct anypoll__reg *r, int *failed);
+int anypoll__set_anypipe_packet(struct anypoll__reg *r, int *recheck);
 ANYPOLL__INTERNAL
 void anypoll__set_anypipe_detach(struct anypoll__reg *r);
 ANYPOLL__INTERNAL

@@ -246,6 +246,16 @@ int anypoll__sys_socket_name(HANDLE s, int *error) {
   return r;
 }
 
+/* 1 when s has a peer: connected, not listening nor connecting. */
+int anypoll__sys_socket_connected(HANDLE s) {
+  struct sockaddr_storage addr;
+  int len = sizeof addr;
+  anypoll__model_call_begin(s, "getpeername");
+  int r = getpeername((SOCKET)s, (struct sockaddr *)&addr, &len);
+  anypoll__model_call_end(s);
+  return r == 0;
+}
+
 /* ---- Closing a socket's descriptor ---------------------------------------
  * anypoll_close on a socket's descriptor (rw.c). A socket must be closed
  * by Winsock, but _close, the only way to free the descriptor, calls
