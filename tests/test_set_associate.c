@@ -248,10 +248,22 @@ TEST(set_associate_listener) {
   tp_close(l);
 }
 
+static int under_wine(void) {
+#ifdef _WIN32
+  HMODULE nt = GetModuleHandleW(L"ntdll.dll");
+  return nt != NULL && GetProcAddress(nt, "wine_get_version") != NULL;
+#else
+  return 0;
+#endif
+}
+
 /* A reset peer (review): POLLERR|POLLHUP in every wait after, as without
- * the bit and as anypoll_poll says, with and without data unread before
- * the reset; a zero-byte receive on a reset socket ends at once, as at end
- * of stream, and alone would say POLLIN. */
+ * the bit and as anypoll_poll says (a receive that fails hands the socket
+ * to the AFD poll for good; under Wine a later zero-byte receive on it
+ * ends at once, as at end of stream). With data unread before the reset
+ * the receive ends at once on the data and sees no reset: Windows fails
+ * it, Wine ends it with success, and the waits then say POLLIN alone until
+ * the data is read (docs/deviations.md, the watch set on Windows). */
 static void reset_script(int with_data) {
   anypoll_set *set = tp_set_new();
   int s[2];
@@ -267,8 +279,15 @@ static void reset_script(int with_data) {
     tp_sleep_ms(10);
   ASSERT_EQ(bits(s[0], POLLIN) & (POLLERR | POLLHUP),
             (unsigned)(POLLERR | POLLHUP));
-  for (int i = 0; i < 3; i++)
-    ASSERT_EQ(wait_one(set, s[0], POLLIN, 5000), 1);
+  unsigned want = bits(s[0], POLLIN);
+  if (with_data && zread_expected(ANYPOLL_ASSOCIATE) && under_wine())
+    want = POLLIN;
+  for (int i = 0; i < 3; i++) {
+    struct anypoll_event out[4];
+    ASSERT_EQ(anypoll_set_wait(set, out, 4, 5000), 1);
+    ASSERT_EQ(out[0].fd, s[0]);
+    ASSERT_EQ(out[0].events, want);
+  }
   ASSERT_EQ(anypoll_set_free(set), 0);
   tp_close(s[0]);
 }

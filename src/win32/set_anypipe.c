@@ -163,7 +163,6 @@ int anypoll__set_anypipe_arm(struct anypoll__reg *r) {
   DWORD error;
   BOOL ok = a->sock ? anypoll__sys_recv_zero_overlapped(a->h, &a->ov, &error)
                     : anypoll__sys_read_zero_overlapped(a->h, &a->ov, &error);
-  a->immediate = ok;
   if (ok || error == ERROR_IO_PENDING)
     return 0; /* a packet comes either way */
   /* Failed at once (the writer went between the check and now, or the
@@ -222,10 +221,10 @@ int anypoll__set_anypipe_attach_socket(struct anypoll__reg *r) {
   return 1;
 }
 
-int anypoll__set_anypipe_packet(struct anypoll__reg *r, int *recheck) {
+int anypoll__set_anypipe_packet(struct anypoll__reg *r, int *failed) {
   struct anypoll__anypipe *a = r->anypipe;
   int packet = a->packet && a->gen == r->gen;
-  *recheck = packet && (a->failed || a->immediate);
+  *failed = packet && a->failed;
   a->packet = a->failed = 0;
   return packet;
 }

@@ -45,7 +45,6 @@ struct anypoll__anypipe {
    * the socket's base handle, and an error the receive ended with is kept
    * for the check (failed) instead of marking the value broken. */
   int sock, failed;
-  int immediate; /* the receive ended at once: data was there at the arm */
   unsigned gen; /* the registration's generation (mod) at the read */
   LONG reads_seen; /* anypoll__anypipe_drained's count, this set's */
 };

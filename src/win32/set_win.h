@@ -118,6 +118,7 @@ struct anypoll__reg {
   int have_result; /* afd.events holds an answer not yet reported */
   int fresh;       /* never checked: the first check is a full one */
   int zr_tried;    /* ANYPOLL_ASSOCIATE: the association was attempted */
+  int zr_off;      /* its receive failed (a reset): the AFD poll from now */
   /* Bumped by each mod; afd_gen is its value when the pending poll was
    * issued. A poll of an older generation may have completed before the
    * mod cancelled it, its packet still in the port: its answer is of
@@ -313,13 +314,12 @@ int anypoll__set_anypipe_gone(const struct anypoll__reg *r);
  * associates its base handle (1) or cannot (0: the AFD poll then); arm and
  * stop as above, the read a zero-byte receive. packet: 1 when the
  * receive's packet came since the last call and is of r's current
- * generation, with *recheck set when it tells too little: it ended in an
- * error (not a cancel of ours), or at once (data, end of stream or a reset
- * was there already). */
+ * generation, with *failed set when it ended in an error (not a cancel of
+ * ours). */
 ANYPOLL__INTERNAL
 int anypoll__set_anypipe_attach_socket(struct anypoll__reg *r);
 ANYPOLL__INTERNAL
-int anypoll__set_anypipe_packet(struct anypoll__reg *r, int *recheck);
+int anypoll__set_anypipe_packet(struct anypoll__reg *r, int *failed);
 ANYPOLL__INTERNAL
 void anypoll__set_anypipe_detach(struct anypoll__reg *r);
 ANYPOLL__INTERNAL
