@@ -208,8 +208,8 @@ struct anypoll_event {
  * connected stream socket asked only for POLLIN (or POLLRDNORM) is then
  * waited for with a zero-byte overlapped receive completing to the port,
  * libuv's way, instead of an AFD poll, which under Wine costs the
- * wineserver more per wake-up (a TCP round trip 1.27 times a blocking
- * read's against 1.56: docs/performance.md, the anchors). The reports are
+ * wineserver more per wake-up (a TCP round trip 1.24 times a blocking
+ * read's against 1.53: docs/performance.md, the anchors). The reports are
  * the same, except that data a receive of the program's own takes after
  * the set's has seen it can be reported once more (anypoll_set(3)); a
  * socket with no peer yet (listening, connecting) is asked at each add or
