@@ -22,7 +22,7 @@
 #  define BENCH_PLATFORM "linux"
 #endif
 
-/* ---- Strategies ---------------------------------------------------------- */
+/* ---- Strategies (common.c) ----------------------------------------------- */
 
 #define BENCH_BLOCKING (-1) /* no poll at all: a plain blocking read */
 /* The watch set: an anypoll_set registered once, outside the timed part,
@@ -77,7 +77,7 @@ int bench_set_wait(anypoll_set *set, struct pollfd *fds, int n);
  * before it is closed) and frees the set. */
 void bench_set_close(anypoll_set *set, struct pollfd *fds, int n);
 
-/* ---- Portable layer -------------------------------------------------------- */
+/* ---- Portable layer (win32.c or posix.c; clocks and threads: clock.c) ---- */
 
 double bench_now(void);       /* monotonic seconds */
 double bench_cpu(void);       /* this process's CPU seconds, user + system,
@@ -152,7 +152,7 @@ void bench_thread_join(struct bench_thread *t);
  * returns the limit now in force (-1 if unknown, as on Windows). */
 long bench_raise_nofile(long n);
 
-/* ---- Statistics and output ------------------------------------------------- */
+/* ---- Statistics and output (stats.c; the command line: common.c) -------- */
 
 double bench_median(double *v, int n);        /* sorts v */
 double bench_percentile(double *v, int n, double p); /* sorts v, p in 0..1 */

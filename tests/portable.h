@@ -5,7 +5,7 @@
  * benchmarks can link it with the release library and the tests with the
  * lock-model one. tests/test.h and bench/common.h build on it; their tp_*
  * and bench_* helpers for descriptors stay in tests/platform_*.c and
- * bench/common.c. */
+ * bench/win32.c, bench/posix.c. */
 #ifndef ANYPOLL_TESTS_PORTABLE_H
 #define ANYPOLL_TESTS_PORTABLE_H
 

@@ -5,7 +5,8 @@
  *   blocking  a plain blocking read, no wait at all (the floor);
  *   poll      anypoll_poll, then the read;
  *   set       anypoll_set_wait on a set holding the descriptor, then the read;
- *   epoll     (Linux) raw epoll_wait, then the read;
+ *   epoll     (Linux) raw epoll_wait, then the read (these rows:
+ *             bench/anchors/anypoll_rows.c);
  *   libuv, wepoll: bench/anchors/uv.c and wepoll_rows.c, built only when
  *             their sources are given (bench/anchors/run LIBUV=dir WEPOLL=dir).
  * Transports: pipe (synchronous: _pipe() on Windows), apipe (Windows: an
@@ -35,11 +36,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _WIN32
-#  include <io.h>
-#else
-#  include <sys/epoll.h>
-#endif
 
 #include "anchors.h"
 #include "common.h"
@@ -47,199 +43,10 @@
 #define MAX_ROWS 24
 #define MAX_REPS 32
 #define WARMUP 20
-#define QUIT 0xFF
 
 static const char *const transport_names[ANCHOR_TRANSPORTS] = {
   "pipe", "apipe", "tcp"
 };
-
-struct anchor_link {
-  int tcp;
-  int out, back; /* pipes: the ping's write end and the return's read end */
-  int echo_in, echo_out; /* the echo thread's ends */
-  int sock; /* tcp: the waiting side's end (out and back too) */
-};
-
-static void echo_main(void *arg) {
-  struct anchor_link *l = arg;
-  unsigned char b;
-  for (;;) {
-    long n = l->tcp ? bench_recv(l->echo_in, &b, 1)
-                    : bench_read(l->echo_in, &b, 1);
-    if (n != 1 || b == QUIT)
-      return;
-    n = l->tcp ? bench_send(l->echo_out, &b, 1)
-               : bench_write(l->echo_out, &b, 1);
-    if (n != 1)
-      bench_die("echo write");
-  }
-}
-
-/* The echo threads are never joined: they block in their read until the
- * process ends (the rows' libraries own the other ends by then). */
-static struct anchor_link *link_start(struct anchor_link *l) {
-  if (bench_thread_start(echo_main, l) == NULL)
-    bench_die("echo thread");
-  return l;
-}
-
-struct anchor_link *anchor_link_pipe(const int back[2]) {
-  struct anchor_link *l = calloc(1, sizeof *l);
-  int to[2];
-  if (l == NULL)
-    bench_die("calloc");
-  bench_pipe(to, 4096);
-  l->out = to[1];
-  l->echo_in = to[0];
-  l->back = back[0];
-  l->echo_out = back[1];
-  return link_start(l);
-}
-
-struct anchor_link *anchor_link_tcp(void) {
-  struct anchor_link *l = calloc(1, sizeof *l);
-  int port;
-  if (l == NULL)
-    bench_die("calloc");
-  int lis = bench_tcp_listen(&port);
-  int c = bench_tcp_connect(port); /* the listen queue takes it */
-  l->tcp = 1;
-  l->sock = l->out = l->back = bench_tcp_accept(lis);
-  l->echo_in = l->echo_out = c;
-  bench_sock_close(lis);
-  return link_start(l);
-}
-
-int anchor_link_fd(const struct anchor_link *l) {
-  return l->back;
-}
-
-uintptr_t anchor_link_socket(const struct anchor_link *l) {
-#ifdef _WIN32
-  return (uintptr_t)_get_osfhandle(l->sock);
-#else
-  return (uintptr_t)l->sock;
-#endif
-}
-
-void anchor_ping(const struct anchor_link *l) {
-  unsigned char b = 'p';
-  long n = l->tcp ? bench_send(l->out, &b, 1) : bench_write(l->out, &b, 1);
-  if (n != 1)
-    bench_die("ping");
-}
-
-/* ---- anypoll's rows (and raw epoll on Linux) ---------------------------- */
-
-enum { BLOCKING, POLL, SET, SET_ASSOC, EPOLL };
-
-struct own {
-  int how, transport;
-  struct anchor_link *l;
-  struct pollfd p;
-  anypoll_set *set;
-  int ep;
-};
-
-static void *own_open(int transport, int how) {
-  struct own *o = calloc(1, sizeof *o);
-  if (o == NULL)
-    bench_die("calloc");
-  o->how = how;
-  o->transport = transport;
-  if (transport == ANCHOR_TCP) {
-    o->l = anchor_link_tcp();
-  } else {
-    int back[2];
-    if (transport == ANCHOR_APIPE) {
-      if (anypoll_pipe(back) != 0)
-        bench_die("anypoll_pipe");
-    } else {
-      bench_pipe(back, 4096);
-    }
-    o->l = anchor_link_pipe(back);
-  }
-  o->p.fd = anchor_link_fd(o->l);
-  o->p.events = POLLIN;
-  if (how == SET || how == SET_ASSOC) {
-    /* ANYPOLL_ASSOCIATE: the program's leave to associate the socket with
-     * the set's port (a zero-byte receive instead of an AFD poll on
-     * Windows; no effect elsewhere). Its own row, beside the default. */
-    o->p.events = (short)POLLIN;
-    o->set = anypoll_set_new();
-    if (o->set == NULL ||
-        anypoll_set_add(o->set, o->p.fd,
-                        POLLIN | (how == SET_ASSOC ? ANYPOLL_ASSOCIATE : 0u),
-                        &o->p) != 0)
-      bench_die("anypoll_set_add");
-  }
-#ifndef _WIN32
-  if (how == EPOLL) {
-    struct epoll_event ev = { .events = EPOLLIN };
-    o->ep = epoll_create1(EPOLL_CLOEXEC);
-    if (o->ep < 0 || epoll_ctl(o->ep, EPOLL_CTL_ADD, o->p.fd, &ev) != 0)
-      bench_die("epoll");
-  }
-#endif
-  return o;
-}
-
-static void own_trip(void *ctx) {
-  struct own *o = ctx;
-  /* Read into a buffer, as a program reads (and as libuv reads into the
-   * one it allocates): the count says whether the pipe was left empty. */
-  unsigned char b[64];
-  anchor_ping(o->l);
-  if (o->how == POLL) {
-    if (anypoll_poll(&o->p, 1, -1) != 1)
-      bench_die("anypoll_poll");
-  } else if (o->how == SET || o->how == SET_ASSOC) {
-    if (bench_set_wait(o->set, &o->p, 1) != 1)
-      bench_die("anypoll_set_wait");
-  }
-#ifndef _WIN32
-  if (o->how == EPOLL) {
-    struct epoll_event ev[8];
-    if (epoll_wait(o->ep, ev, 8, -1) != 1)
-      bench_die("epoll_wait");
-  }
-#endif
-  long n;
-  if (o->transport == ANCHOR_TCP)
-    n = bench_recv(o->p.fd, b, sizeof b);
-  else if (o->transport == ANCHOR_APIPE)
-    n = bench_anypoll_read(o->p.fd, b, sizeof b);
-  else
-    n = bench_read(o->p.fd, b, sizeof b);
-  if (n != 1)
-    bench_die("read");
-}
-
-static void *open_blocking(int t) { return own_open(t, BLOCKING); }
-static void *open_poll(int t) { return own_open(t, POLL); }
-static void *open_set(int t) { return own_open(t, SET); }
-static void *open_set_assoc(int t) { return own_open(t, SET_ASSOC); }
-#ifndef _WIN32
-static void *open_epoll(int t) { return own_open(t, EPOLL); }
-#endif
-
-static int own_rows(int transport, struct anchor_row *out) {
-  int n = 0;
-  out[n++] = (struct anchor_row){ transport, "blocking", open_blocking,
-                                  own_trip };
-  out[n++] = (struct anchor_row){ transport, "anypoll_poll", open_poll,
-                                  own_trip };
-  out[n++] = (struct anchor_row){ transport, "anypoll set", open_set,
-                                  own_trip };
-  if (transport == ANCHOR_TCP)
-    out[n++] = (struct anchor_row){ transport, "anypoll set ASSOCIATE",
-                                    open_set_assoc, own_trip };
-#ifndef _WIN32
-  out[n++] = (struct anchor_row){ transport, "raw epoll_wait", open_epoll,
-                                  own_trip };
-#endif
-  return n;
-}
 
 /* Without a library's sources its rows are not built (the run says so). */
 #ifndef ANCHORS_LIBUV
@@ -304,7 +111,7 @@ int main(int argc, char **argv) {
   static struct anchor_row all[MAX_ROWS];
   int nall = 0;
   for (int t = 0; t < ANCHOR_TRANSPORTS; t++)
-    nall += own_rows(t, all + nall);
+    nall += anchors_anypoll_rows(t, all + nall);
   nall += anchors_libuv_rows(all + nall);
   nall += anchors_wepoll_rows(all + nall);
   struct anchor_row rows[MAX_ROWS];

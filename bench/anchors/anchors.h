@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The anchors benchmark (bench/anchors/anchors.c): anypoll's waits beside
  * the libraries a programmer would pick instead (libuv, wepoll), on the
- * same one-byte ping-pong. This header is what the libraries' rows
- * (uv.c, wepoll_rows.c, built only when their sources are given) share
- * with the driver. */
+ * same one-byte ping-pong. This header is what the rows (anypoll_rows.c;
+ * uv.c, wepoll_rows.c, built only when their sources are given) share
+ * with the links they wait on (link.c) and with the driver. */
 #ifndef BENCH_ANCHORS_H
 #define BENCH_ANCHORS_H
 
@@ -46,7 +46,9 @@ struct anchor_row {
   void (*trip)(void *ctx);
 };
 
-/* The libraries' rows, appended to out[]; return their count. */
+/* The rows, appended to out[]; return their count. anypoll's (and raw
+ * epoll's) are per transport, the libraries' for all of them. */
+int anchors_anypoll_rows(int transport, struct anchor_row *out);
 int anchors_libuv_rows(struct anchor_row *out);
 int anchors_wepoll_rows(struct anchor_row *out);
 
