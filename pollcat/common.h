@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* What pollcat's portable files share: the options and messages
- * (common.c), the relay (relay.c), connect and listen (net.c), and the
- * children and sessions (child.c); main is options.c's. Each file calls
- * only those below it: options.c -> net.c -> child.c -> relay.c ->
- * common.c. The platform layer is pollcat.h's. */
+ * (common.c), the poll and the exit (poll.c), the relay (relay.c), connect
+ * and listen (net.c), and the children and sessions (child.c); main is
+ * options.c's. Each file calls only those below it: options.c -> net.c ->
+ * child.c -> relay.c -> poll.c -> common.c. The platform layer is
+ * pollcat.h's. */
 #ifndef POLLCAT_COMMON_H
 #define POLLCAT_COMMON_H
 
@@ -35,7 +36,7 @@ void say(const char *fmt, ...);
 /* A usage error: the message (fmt with arg) and status PC_EXIT_USAGE. */
 void usage_error(const char *fmt, const char *arg);
 
-/* ---- relay.c: one-way streams waited on with anypoll_poll -------------- */
+/* ---- poll.c: the poll, counted, and the exit -------------------------- */
 
 struct stats {
   int started;
@@ -55,6 +56,15 @@ extern struct stats stats;
 /* Exits with status, printing --stats first (every exit after the relay
  * starts goes through here). */
 void finish(int status);
+
+void add_fd(struct pollfd *p, anypoll_nfds_t *n, int fd, short ev);
+short revents_of(const struct pollfd *p, anypoll_nfds_t n, int fd);
+/* anypoll_poll with the chosen backend, counted; exits when it fails. */
+int poll_all(struct pollfd *pfd, anypoll_nfds_t n, int timeout);
+/* The poll timeout in ms until wake (an absolute time; -1: none). */
+int poll_timeout(double wake, double now);
+
+/* ---- relay.c: one-way streams waited on with anypoll_poll -------------- */
 
 struct stream {
   const char *src_name, *dst_name;
@@ -100,12 +110,6 @@ void relay_fds(struct relay *r, struct pollfd *pfd, anypoll_nfds_t *n,
 void relay_handle(struct relay *r, const struct pollfd *pfd, anypoll_nfds_t n,
                   double now);
 int relay_busy(const struct relay *r);
-void add_fd(struct pollfd *p, anypoll_nfds_t *n, int fd, short ev);
-short revents_of(const struct pollfd *p, anypoll_nfds_t n, int fd);
-/* anypoll_poll with the chosen backend, counted; exits when it fails. */
-int poll_all(struct pollfd *pfd, anypoll_nfds_t n, int timeout);
-/* The poll timeout in ms until wake (an absolute time; -1: none). */
-int poll_timeout(double wake, double now);
 
 /* ---- net.c: connect and listen ---------------------------------------- */
 

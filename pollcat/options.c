@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* pollcat's command line: the options, --help's usage text, and main,
  * which picks the mode. The top of pollcat's portable files: it calls
- * net.c and child.c, which call relay.c, which calls only common.c. */
+ * net.c and child.c, which call relay.c, which calls poll.c, which calls
+ * only common.c. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

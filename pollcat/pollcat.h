@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* pollcat: the contract between the portable files (options.c, net.c,
- * relay.c, child.c; common.h) and the platform layers (posix.c, win32.c).
- * Only the platform files include the system's process and handle headers;
- * the socket headers are needed by both, for getaddrinfo. */
+ * relay.c, poll.c, child.c; common.h) and the platform layers (posix.c;
+ * win32.c and win32_sock.c). Only the platform files include the system's
+ * process and handle headers; the socket headers are needed by both, for
+ * getaddrinfo. */
 #ifndef POLLCAT_H
 #define POLLCAT_H
 
@@ -81,7 +82,7 @@ struct pc_io {
   int err_seen;
 };
 
-/* ---- Provided by posix.c or win32.c ------------------------------------ */
+/* ---- Provided by posix.c, or win32.c and win32_sock.c ------------------ */
 
 /* Process set-up, first thing in main: SIGPIPE ignored, Winsock started,
  * binary standard I/O. A standard stream the process was started without

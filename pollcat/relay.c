@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* pollcat's relay: one-way streams, each with its own buffer, all waited
- * on at once with anypoll_poll; and the exit that prints --stats.
+ * on at once with anypoll_poll (the poll, counted, and the exit that
+ * prints --stats are poll.c's).
  *
  * Read from a stream's source when its buffer has room, write to its
  * destination when it holds data. Nothing waits anywhere but in
@@ -9,8 +10,6 @@
  * issued (anypoll_write; the end reports POLLOUT again once that write has
  * completed), and every other write is bounded to what POLLOUT promises
  * will fit (pollcat.h, max_write). */
-#include <errno.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,28 +21,6 @@
  * writes all that is ready, so a bigger buffer means fewer rounds (a pipe
  * holds 64 KiB, a loopback socket several times that). */
 #define BUF_SIZE (256 * 1024)
-
-struct stats stats;
-
-/* Every exit after the relay starts goes through here, so --stats is
- * printed whatever ends the relay. */
-void finish(int status) {
-  if (opt.stats && stats.started) {
-    say("stats: cpu %.1f ms, wall %.1f ms, bytes %llu %llu %llu",
-        pc_cpu_ms() - stats.cpu0, pc_now_ms() - stats.t0, stats.bytes[0],
-        stats.bytes[1], stats.bytes[2]);
-    say("stats: polls %llu, reads %llu %llu %llu, writes %llu %llu %llu, "
-        "writes that took nothing %llu %llu %llu",
-        stats.polls, stats.reads[0], stats.reads[1], stats.reads[2],
-        stats.writes[0], stats.writes[1], stats.writes[2],
-        stats.zero_writes[0], stats.zero_writes[1], stats.zero_writes[2]);
-    say("stats: rounds whose waited-for set changed %llu, set calls to "
-        "follow them %llu",
-        stats.changed_rounds, stats.set_ctls);
-  }
-  fflush(stdout);
-  exit(status);
-}
 
 void stream_init(struct stream *s, const char *src_name,
                         struct pc_io *src, const char *dst_name,
@@ -76,28 +53,6 @@ static int wants_read(const struct stream *s) {
 
 static int wants_write(const struct stream *s) {
   return !s->done && s->tail > s->head;
-}
-
-/* Several streams share a descriptor (a socket is read by one, written by
- * another): one pollfd per descriptor, as poll() users conventionally do. */
-void add_fd(struct pollfd *p, anypoll_nfds_t *n, int fd, short ev) {
-  for (anypoll_nfds_t i = 0; i < *n; i++) {
-    if ((int)p[i].fd == fd) {
-      p[i].events |= ev;
-      return;
-    }
-  }
-  p[*n].fd = fd;
-  p[*n].events = ev;
-  p[*n].revents = 0;
-  (*n)++;
-}
-
-short revents_of(const struct pollfd *p, anypoll_nfds_t n, int fd) {
-  for (anypoll_nfds_t i = 0; i < n; i++)
-    if ((int)p[i].fd == fd)
-      return p[i].revents;
-  return 0;
 }
 
 /* A relay that cannot go on: pollcat exits with status, or with -k only
@@ -268,7 +223,6 @@ static void stream_pump(struct relay *r, struct stream *s, double now,
   }
 }
 
-
 /* When the relay gives up for being idle (-w: status 7; -q once stdin has
  * ended: status 0), whichever comes first; -1 when never. */
 static double relay_deadline(const struct relay *r, int *status) {
@@ -348,22 +302,6 @@ void relay_handle(struct relay *r, const struct pollfd *pfd,
               opt.quit_after);
     relay_fail(r, deadline_status);
   }
-}
-
-int poll_timeout(double wake, double now) {
-  if (wake < 0)
-    return -1;
-  return wake <= now ? 0 : (int)ceil(wake - now);
-}
-
-int poll_all(struct pollfd *pfd, anypoll_nfds_t n, int timeout) {
-  int ready = anypoll_poll_with(opt.backend, pfd, n, timeout);
-  stats.polls++;
-  if (ready < 0 && errno != EINTR) {
-    say("poll failed: %s", strerror(errno));
-    finish(PC_EXIT_IO);
-  }
-  return ready;
 }
 
 /* The anypoll_set_add, _del and _mod calls that a watch set holding what

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* pollcat's Windows layer: handles behind C runtime descriptors (which is
- * what anypoll waits on), Winsock, and our ends of a child's pipes.
+ * what anypoll waits on), Winsock's start and errors, and our ends of a
+ * child's pipes. The sockets are win32_sock.c's (win32.h).
  *
  * Writes. Windows reports no write readiness for a pipe it did not make
  * for overlapped I/O, so a write to such a pipe may block however small it
@@ -23,6 +24,7 @@
 #include <windows.h>
 
 #include "pollcat.h"
+#include "win32.h"
 
 #define CHUNK 65536
 
@@ -32,31 +34,31 @@ static int last_is_wsa; /* 2: a would-block outside connect */
 static int last_errno;
 
 /* Records a Win32 or Winsock failure (kind: last_is_wsa's values). */
-static void set_last(DWORD code, int kind) {
+void pc_win_set_last(DWORD code, int kind) {
   last_error = code;
   last_is_wsa = kind;
   last_errno = 0;
 }
 
 static int fail_errno(void) {
-  set_last(0, 0);
+  pc_win_set_last(0, 0);
   last_errno = errno;
   return -1;
 }
 
 static int fail_win(void) {
-  set_last(GetLastError(), 0);
+  pc_win_set_last(GetLastError(), 0);
   return -1;
 }
 
-static int fail_wsa(void) {
-  set_last((DWORD)WSAGetLastError(), 1);
+int pc_win_fail_wsa(void) {
+  pc_win_set_last((DWORD)WSAGetLastError(), 1);
   return -1;
 }
 
 /* The same code means "in progress" from connect, "try again" elsewhere. */
-static int fail_wsa_io(void) {
-  fail_wsa();
+int pc_win_fail_wsa_io(void) {
+  pc_win_fail_wsa();
   if (last_error == WSAEWOULDBLOCK)
     last_is_wsa = 2;
   return -1;
@@ -234,7 +236,7 @@ long pc_read(struct pc_io *io, void *buf, size_t len) {
     int n = recv((SOCKET)io->sock, buf, (int)len, 0);
     if (n >= 0)
       return n;
-    return fail_wsa_io();
+    return pc_win_fail_wsa_io();
   }
   if (io->peek) {
     /* After poll returns no helper read is pending on a synchronous pipe
@@ -243,7 +245,7 @@ long pc_read(struct pc_io *io, void *buf, size_t len) {
     DWORD avail = 0;
     if (PeekNamedPipe(io->handle, NULL, 0, NULL, &avail, NULL)) {
       if (avail == 0) {
-        set_last(WSAEWOULDBLOCK, 2); /* PCE_AGAIN */
+        pc_win_set_last(WSAEWOULDBLOCK, 2); /* PCE_AGAIN */
         return -1;
       }
       if (len > avail)
@@ -279,7 +281,7 @@ long pc_write(struct pc_io *io, const void *buf, size_t len) {
       return n;
     if (WSAGetLastError() == WSAEWOULDBLOCK)
       return 0;
-    return fail_wsa();
+    return pc_win_fail_wsa();
   }
   if (io->overlapped) {
     /* Returns once issued: the write end reported POLLOUT, so no earlier
@@ -309,121 +311,6 @@ void pc_close(struct pc_io *io) {
     anypoll_close(io->fd);
   io->fd = -1;
   io->handle = NULL;
-}
-
-/* Sockets must not leak into a child: anypoll_spawn gives ours only its
- * three pipe ends, and a handle that is not inheritable stays out of any
- * other process started with inheritance too. */
-static void no_inherit(HANDLE h) {
-  SetHandleInformation(h, HANDLE_FLAG_INHERIT, 0);
-}
-
-pc_sock pc_socket(int family) {
-  SOCKET s = WSASocketW(family, SOCK_STREAM, IPPROTO_TCP, NULL, 0,
-                        WSA_FLAG_OVERLAPPED);
-  if (s == INVALID_SOCKET) {
-    fail_wsa();
-    return PC_NO_SOCK;
-  }
-  no_inherit((HANDLE)s);
-  u_long on = 1;
-  if (ioctlsocket(s, FIONBIO, &on) != 0) {
-    fail_wsa();
-    closesocket(s);
-    return PC_NO_SOCK;
-  }
-  return (pc_sock)s;
-}
-
-int pc_connect(pc_sock s, const struct sockaddr *addr, int len) {
-  if (connect((SOCKET)s, addr, len) == 0)
-    return 0;
-  return fail_wsa(); /* WSAEWOULDBLOCK: PCE_INPROGRESS */
-}
-
-int pc_connect_result(pc_sock s) {
-  int err = 0;
-  int len = sizeof err;
-  if (getsockopt((SOCKET)s, SOL_SOCKET, SO_ERROR, (char *)&err, &len) != 0)
-    return fail_wsa();
-  if (err == 0)
-    return 0;
-  WSASetLastError(err);
-  return fail_wsa();
-}
-
-int pc_bind_listen(pc_sock s, const struct sockaddr *addr, int len,
-                   int dual) {
-  /* SO_REUSEADDR means something else on Windows (binding over a live
-   * listener); exclusive use is the safe default for a server. */
-  BOOL on = TRUE;
-  DWORD off = 0;
-  setsockopt((SOCKET)s, SOL_SOCKET, SO_EXCLUSIVEADDRUSE, (char *)&on,
-             sizeof on);
-  DWORD v6only = 1;
-  if (dual != 0)
-    setsockopt((SOCKET)s, IPPROTO_IPV6, IPV6_V6ONLY,
-               (char *)(dual > 0 ? &off : &v6only), sizeof off);
-  if (bind((SOCKET)s, addr, len) != 0 || listen((SOCKET)s, 64) != 0)
-    return fail_wsa();
-  return 0;
-}
-
-int pc_local_addr(pc_sock s, struct sockaddr_storage *addr, int *len) {
-  *len = sizeof *addr;
-  if (getsockname((SOCKET)s, (struct sockaddr *)addr, len) != 0)
-    return fail_wsa();
-  return 0;
-}
-
-pc_sock pc_accept(pc_sock s, struct sockaddr_storage *addr, int *len) {
-  *len = sizeof *addr;
-  SOCKET c = accept((SOCKET)s, (struct sockaddr *)addr, len);
-  if (c == INVALID_SOCKET) {
-    fail_wsa_io();
-    return PC_NO_SOCK;
-  }
-  no_inherit((HANDLE)c);
-  u_long on = 1;
-  ioctlsocket(c, FIONBIO, &on);
-  return (pc_sock)c;
-}
-
-void pc_sock_close(pc_sock s) { closesocket((SOCKET)s); }
-
-/* anypoll_close: the descriptor must go (the C runtime's table is finite),
- * and _close alone would CloseHandle the socket, which Winsock forbids. */
-void pc_sock_io_close(struct pc_io *io) {
-  if (io->fd < 0)
-    return;
-  anypoll_close(io->fd);
-  io->fd = -1;
-}
-
-int pc_sock_io(pc_sock s, struct pc_io *io) {
-  memset(io, 0, sizeof *io);
-  io->kind = PC_IO_SOCKET;
-  io->sock = s;
-  io->max_write = SIZE_MAX;
-  io->nonblocking = 1;
-  io->nb_read = 1;
-  io->fd = _open_osfhandle((intptr_t)s, 0);
-  if (io->fd < 0) {
-    set_last(ERROR_TOO_MANY_OPEN_FILES, 0);
-    return -1;
-  }
-  return 0;
-}
-
-int pc_sock_failed(struct pc_io *io) {
-  int err = 0;
-  int len = sizeof err;
-  if (getsockopt((SOCKET)io->sock, SOL_SOCKET, SO_ERROR, (char *)&err,
-                 &len) != 0 ||
-      err == 0)
-    return 0;
-  set_last((DWORD)err, 1);
-  return 1;
 }
 
 /* ---- Our ends of a child's pipes (anypoll_spawn) ----------------------- */
