@@ -208,10 +208,11 @@ struct anypoll_event {
  * connected stream socket asked only for POLLIN (or POLLRDNORM) is then
  * waited for with a zero-byte overlapped receive completing to the port,
  * libuv's way, instead of an AFD poll, which under Wine costs the
- * wineserver more per wake-up (a TCP round trip 1.24 times a blocking
- * read's against 1.53: docs/performance.md, the anchors). The reports are
- * the same, except that data a receive of the program's own takes after
- * the set's has seen it can be reported once more (anypoll_set(3)); a
+ * wineserver more per wake-up (a TCP round trip 1.34 times a blocking
+ * read's against 1.46: docs/performance.md, the anchors). The reports are
+ * the same, but for the exceptions anypoll_set(3) lists (data a receive of
+ * the program's own takes after the set's has seen it; Wine only: urgent
+ * data alone, a reset behind unread data); a
  * socket with no peer yet (listening, connecting) is asked at each add or
  * mod. The program's promise in return: no overlapped I/O of its own on that
  * socket that would send a packet to a port (an OVERLAPPED whose hEvent has

@@ -63,6 +63,8 @@ ANYPOLL__INTERNAL
 int anypoll__sys_socket_name(HANDLE s, int *error);
 ANYPOLL__INTERNAL
 int anypoll__sys_socket_connected(HANDLE s);
+ANYPOLL__INTERNAL
+long anypoll__sys_socket_unread(HANDLE s);
 /* The program's own reads and writes (rw.c): an overlapped request, its
  * result once complete, and the C runtime's _read/_write. */
 ANYPOLL__INTERNAL

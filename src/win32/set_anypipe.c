@@ -163,15 +163,19 @@ int anypoll__set_anypipe_arm(struct anypoll__reg *r) {
   DWORD error;
   BOOL ok = a->sock ? anypoll__sys_recv_zero_overlapped(a->h, &a->ov, &error)
                     : anypoll__sys_read_zero_overlapped(a->h, &a->ov, &error);
-  if (ok || error == ERROR_IO_PENDING)
-    return 0; /* a packet comes either way */
-  /* Failed at once (the writer went between the check and now, or the
-   * handle was closed; a socket reset): no packet comes. The check tells
-   * what it is. */
-  if (a->sock)
-    a->failed = a->packet = 1;
-  else if (a->borrowed)
+  /* A packet comes, except for a socket's receive that ends at once (its
+   * completion mode skips the port on success: attach_socket). */
+  if (error == ERROR_IO_PENDING || (ok && !a->sock))
+    return 0;
+  /* Ended at once with no packet, or failed at once (the writer went
+   * between the check and now, or the handle was closed; a socket reset).
+   * The check tells what it is. */
+  if (a->sock) {
+    a->packet = a->immediate = 1;
+    a->failed = !ok;
+  } else if (a->borrowed) {
     a->broken = 1;
+  }
   a->pending = 0;
   s->afd_out--;
   InterlockedDecrement(&s->inflight);
@@ -216,16 +220,28 @@ int anypoll__set_anypipe_attach_socket(struct anypoll__reg *r) {
     free(a);
     return 0;
   }
+  /* A receive that ends at once then sends no packet, whatever mode the
+   * program may have set already (a packet assumed and never sent lost
+   * the readiness and hung the set's free: review 4); the port is ours,
+   * so the mode concerns no completion of the program's. */
+  if (!SetFileCompletionNotificationModes(a->h,
+                                          FILE_SKIP_COMPLETION_PORT_ON_SUCCESS)) {
+    r->zr_off = 1; /* associated for good, but waited for by the AFD poll */
+    free(a);
+    return 0;
+  }
   a->r = r;
   r->anypipe = a;
   return 1;
 }
 
-int anypoll__set_anypipe_packet(struct anypoll__reg *r, int *failed) {
+int anypoll__set_anypipe_packet(struct anypoll__reg *r, int *failed,
+                                int *immediate) {
   struct anypoll__anypipe *a = r->anypipe;
   int packet = a->packet && a->gen == r->gen;
   *failed = packet && a->failed;
-  a->packet = a->failed = 0;
+  *immediate = packet && a->immediate;
+  a->packet = a->failed = a->immediate = 0;
   return packet;
 }
 

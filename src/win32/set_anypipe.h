@@ -45,6 +45,7 @@ struct anypoll__anypipe {
    * the socket's base handle, and an error the receive ended with is kept
    * for the check (failed) instead of marking the value broken. */
   int sock, failed;
+  int immediate; /* a socket's receive ended at once, with no packet */
   unsigned gen; /* the registration's generation (mod) at the read */
   LONG reads_seen; /* anypoll__anypipe_drained's count, this set's */
 };

@@ -118,7 +118,9 @@ struct anypoll__reg {
   int have_result; /* afd.events holds an answer not yet reported */
   int fresh;       /* never checked: the first check is a full one */
   int zr_tried;    /* ANYPOLL_ASSOCIATE: the association was attempted */
-  int zr_off;      /* its receive failed (a reset): the AFD poll from now */
+  unsigned zr_ends; /* receives ended (set_socket.c: every 8th is checked) */
+  int zr_off;      /* its receive failed, or ended at once with nothing
+                      to read (end of stream, reset): the AFD poll now */
   /* Bumped by each mod; afd_gen is its value when the pending poll was
    * issued. A poll of an older generation may have completed before the
    * mod cancelled it, its packet still in the port: its answer is of
@@ -312,14 +314,16 @@ ANYPOLL__INTERNAL
 int anypoll__set_anypipe_gone(const struct anypoll__reg *r);
 /* A socket registered with ANYPOLL_ASSOCIATE (set_socket.c): attach_socket
  * associates its base handle (1) or cannot (0: the AFD poll then); arm and
- * stop as above, the read a zero-byte receive. packet: 1 when the
- * receive's packet came since the last call and is of r's current
- * generation, with *failed set when it ended in an error (not a cancel of
- * ours). */
+ * stop as above, the read a zero-byte receive (one that ends at once sends
+ * no packet: the socket's completion mode skips the port on success).
+ * packet: 1 when the receive ended since the last call, in r's current
+ * generation; *failed when it ended in an error (not a cancel of ours),
+ * *immediate when it ended at the arm. */
 ANYPOLL__INTERNAL
 int anypoll__set_anypipe_attach_socket(struct anypoll__reg *r);
 ANYPOLL__INTERNAL
-int anypoll__set_anypipe_packet(struct anypoll__reg *r, int *failed);
+int anypoll__set_anypipe_packet(struct anypoll__reg *r, int *failed,
+                                int *immediate);
 ANYPOLL__INTERNAL
 void anypoll__set_anypipe_detach(struct anypoll__reg *r);
 ANYPOLL__INTERNAL

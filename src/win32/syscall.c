@@ -246,6 +246,15 @@ int anypoll__sys_socket_name(HANDLE s, int *error) {
   return r;
 }
 
+/* The bytes s holds to read (FIONREAD), or -1. */
+long anypoll__sys_socket_unread(HANDLE s) {
+  u_long n = 0;
+  anypoll__model_call_begin(s, "ioctlsocket(FIONREAD)");
+  int r = ioctlsocket((SOCKET)s, FIONREAD, &n);
+  anypoll__model_call_end(s);
+  return r == 0 ? (long)n : -1;
+}
+
 /* 1 when s has a peer: connected, not listening nor connecting. */
 int anypoll__sys_socket_connected(HANDLE s) {
   struct sockaddr_storage addr;
