@@ -18,7 +18,7 @@ struct anypoll_set {
 #define SET_EVENT_BITS                                                       \
   ((unsigned)(POLLIN | POLLPRI | POLLOUT | POLLRDNORM | POLLRDBAND |          \
               POLLWRNORM | POLLWRBAND | POLLERR | POLLHUP) |                  \
-   ANYPOLL_ONESHOT | ANYPOLL_UNSHARED | ANYPOLL_ASSOCIATE)
+   ANYPOLL__SET_FLAGS)
 
 static anypoll_set *set_new(const struct anypoll__set_backend *backend) {
   anypoll_set *set = malloc(sizeof *set);

@@ -9,6 +9,12 @@
 
 enum { ANYPOLL__SET_ADD = 1, ANYPOLL__SET_MOD = 2, ANYPOLL__SET_DEL = 3 };
 
+/* The bits of events that are not poll bits: what a backend strips before
+ * it keeps or hands on the events (ANYPOLL_UNSHARED and _ASSOCIATE mean
+ * something to the Windows set only; the first is EPOLLEXCLUSIVE's bit). */
+#define ANYPOLL__SET_FLAGS                                                   \
+  (ANYPOLL_ONESHOT | ANYPOLL_UNSHARED | ANYPOLL_ASSOCIATE)
+
 /* One backend. The front end has already checked every argument that does
  * not need the set's contents: set non-NULL, events within the accepted
  * bits, out non-NULL and max > 0 for wait, fd >= 0. The backend owns the

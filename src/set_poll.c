@@ -218,10 +218,7 @@ static int set_poll_ctl(struct pset *s, int op, int fd, unsigned events,
   }
   if (err == 0 && op != ANYPOLL__SET_DEL) {
     /* add and mod: what is watched, and (mod) a one-shot entry re-armed. */
-    /* ANYPOLL_UNSHARED and _ASSOCIATE only speed up the Windows set: no
-     * meaning here. */
-    s->e[pos].events =
-        events & ~(ANYPOLL_ONESHOT | ANYPOLL_UNSHARED | ANYPOLL_ASSOCIATE);
+    s->e[pos].events = events & ~ANYPOLL__SET_FLAGS;
     s->e[pos].oneshot = (events & ANYPOLL_ONESHOT) != 0;
     s->e[pos].disabled = 0;
     s->e[pos].data = data;

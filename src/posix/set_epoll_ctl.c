@@ -129,10 +129,7 @@ ANYPOLL__INTERNAL int anypoll__eset_ctl(void *state, int op, int fd,
    * points). A pending cancellation acts after the call. */
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
   memset(&ev, 0, sizeof ev);
-  /* ANYPOLL_UNSHARED and _ASSOCIATE concern the Windows set only (the
-   * first is EPOLLEXCLUSIVE's bit, which must not reach the kernel). */
-  ev.events = (events & ~(ANYPOLL_ONESHOT | ANYPOLL_UNSHARED |
-                          ANYPOLL_ASSOCIATE)) |
+  ev.events = (events & ~ANYPOLL__SET_FLAGS) |
               (events & ANYPOLL_ONESHOT ? EPOLLONESHOT : 0);
   pthread_mutex_lock(&s->lock);
   int found = eset_find(s, fd, &slot);
@@ -173,8 +170,7 @@ ANYPOLL__INTERNAL int anypoll__eset_ctl(void *state, int op, int fd,
   if (err == 0 && op != ANYPOLL__SET_DEL) {
     struct slot *sl = &s->slots[slot];
     int was = anypoll__eset_always_ready(sl);
-    sl->events =
-        events & ~(ANYPOLL_ONESHOT | ANYPOLL_UNSHARED | ANYPOLL_ASSOCIATE);
+    sl->events = events & ~ANYPOLL__SET_FLAGS;
     sl->oneshot = (events & ANYPOLL_ONESHOT) != 0;
     sl->disabled = 0;
     sl->gone = 0;

@@ -91,6 +91,8 @@ int anypoll__sys_object_name(HANDLE h, WCHAR *name, ULONG cap);
 ANYPOLL__INTERNAL
 BOOL anypoll__sys_associate(HANDLE h, HANDLE port, ULONG_PTR key);
 ANYPOLL__INTERNAL
+BOOL anypoll__sys_skip_port_on_success(HANDLE h);
+ANYPOLL__INTERNAL
 int anypoll__sys_dissociate(HANDLE h);
 
 #endif /* ANYPOLL_DOOR_H */

@@ -224,8 +224,7 @@ int anypoll__set_anypipe_attach_socket(struct anypoll__reg *r) {
    * program may have set already (a packet assumed and never sent lost
    * the readiness and hung the set's free: review 4); the port is ours,
    * so the mode concerns no completion of the program's. */
-  if (!SetFileCompletionNotificationModes(a->h,
-                                          FILE_SKIP_COMPLETION_PORT_ON_SUCCESS)) {
+  if (!anypoll__sys_skip_port_on_success(a->h)) {
     r->zr_off = 1; /* associated for good, but waited for by the AFD poll */
     free(a);
     return 0;

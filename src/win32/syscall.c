@@ -336,6 +336,13 @@ BOOL anypoll__sys_associate(HANDLE h, HANDLE port, ULONG_PTR key) {
   return CreateIoCompletionPort(h, port, key, 0) != NULL;
 }
 
+/* A request on h that ends at once sends no packet to its port (a
+ * socket the program associated with ours: set_anypipe.c). */
+BOOL anypoll__sys_skip_port_on_success(HANDLE h) {
+  return SetFileCompletionNotificationModes(
+      h, FILE_SKIP_COMPLETION_PORT_ON_SUCCESS);
+}
+
 /* Ends h's association with its completion port; 1 if the system did. */
 int anypoll__sys_dissociate(HANDLE h) {
   anypoll__file_completion_info info = { NULL, NULL };
